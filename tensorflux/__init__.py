@@ -1,0 +1,50 @@
+"""tensorflux: the TensorFlow 1.x programming model, compiled to XLA through JAX.
+
+    import tensorflux as tf
+    a = tf.constant([1, 2], name="a")
+    with tf.Session() as sess:
+        print(sess.run(a + a))
+"""
+
+from tensorflux import _src  # noqa: F401  (enables 64-bit types first)
+from tensorflux import dtypes, errors  # noqa: F401
+from tensorflux._src.framework.dtypes import (  # noqa: F401
+    DType, as_dtype, bfloat16, bool, complex64, complex128, double, float16, float32,
+    float64, half, int8, int16, int32, int64, resource, string, uint8, uint16, uint32,
+    uint64, variant,
+)
+from tensorflux._src.framework.device import DeviceSpec  # noqa: F401
+from tensorflux._src.framework.graph import (  # noqa: F401
+    Graph, add_to_collection, add_to_collections, control_dependencies, device,
+    get_collection, get_collection_ref, get_default_graph, name_scope, reset_default_graph,
+)
+from tensorflux._src.framework.operation import Operation, Tensor  # noqa: F401
+from tensorflux._src.framework.tensor_conversion import (  # noqa: F401
+    convert_to_tensor, register_tensor_conversion_function,
+)
+from tensorflux._src.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
+from tensorflux._src.ops import overloads as _overloads  # noqa: F401
+from tensorflux._src.ops.array_ops import identity, rank, shape, size, stack  # noqa: F401
+from tensorflux._src.ops.constant import (  # noqa: F401
+    constant, placeholder, placeholder_with_default,
+)
+from tensorflux._src.ops.math_ops import (  # noqa: F401
+    abs, acos, add, add_n, asin, atan, atan2, cast, ceil, clip_by_value, cos, cosh, div,
+    divide, equal, erf, erfc, exp, expm1, floor, floordiv, floormod, greater, greater_equal,
+    is_finite, is_inf, is_nan, less, less_equal, lgamma, log, log1p, logical_and, logical_not,
+    logical_or, logical_xor, maximum, minimum, mod, multiply, negative, not_equal, pow,
+    realdiv, reciprocal, rint, round, rsqrt, saturate_cast, sigmoid, sign, sin, sinh, sqrt,
+    square, squared_difference, subtract, tan, tanh, to_bfloat16, to_double, to_float,
+    to_int32, to_int64, truediv, truncatediv, truncatemod,
+)
+from tensorflux._src.runtime.config import (  # noqa: F401
+    ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
+)
+from tensorflux._src.runtime.default_session import get_default_session  # noqa: F401
+from tensorflux._src.runtime.session import InteractiveSession, Session  # noqa: F401
+
+__version__ = "0.1.0"
+
+__all__ = sorted(name for name in dir() if not name.startswith("_"))
+
+from tensorflux import compat  # noqa: E402,F401  (mirrors __all__, so comes last)

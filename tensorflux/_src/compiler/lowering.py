@@ -1,0 +1,92 @@
+"""Evaluating one op through its OpDef's `lower`: statically (folding) or traced by JAX.
+
+Values flowing through a lowering are either numpy arrays (statically known: constants,
+shapes of traced arrays, anything computed only from those) or JAX tracers. An op whose
+inputs are all static is evaluated right away, so shape-like values never become
+traced and XLA sees only static shapes, as it requires.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from tensorflux._src.framework import errors
+
+# Static results up to this many elements are folded into constants; larger ones are
+# computed inside XLA (a broadcast is cheaper than embedding a big literal).
+FOLD_MAX_ELEMENTS = 1 << 16
+
+
+def _call_lower(op, inputs):
+    op_def = op.op_def
+    kwargs = {k: op._attrs[k] for k in op_def.lower_attrs}
+    out = op_def.lower(*inputs, **kwargs)
+    if len(op_def.output_args) == 1 and not op_def.output_args[0].is_list:
+        return [out]
+    return list(out)
+
+
+def _check_outputs(op, outs):
+    """Casts to the op's declared dtypes and checks shapes against shape inference."""
+    if len(outs) != len(op.outputs):
+        raise errors.InternalError(None, op, f"Lowering of {op.type} op '{op.name}' returned "
+                                   f"{len(outs)} values for {len(op.outputs)} outputs.")
+    checked = []
+    for tensor, value in zip(op.outputs, outs):
+        want = np.dtype(tensor.dtype.as_numpy_dtype)
+        if value.dtype != want and want != np.object_:
+            value = value.astype(want)
+        if not tensor.shape.is_compatible_with(value.shape):
+            raise errors.InternalError(
+                None, op, f"Lowering of {op.type} op '{op.name}' produced shape "
+                f"{tuple(value.shape)}, but shape inference gave {tensor.shape}.")
+        checked.append(value)
+    return checked
+
+
+def _static_outputs_small(op) -> bool:
+    for t in op.outputs:
+        n = t.shape.num_elements()
+        if n is not None and n > FOLD_MAX_ELEMENTS:
+            return False
+    return True
+
+
+def can_fold(op, inputs) -> bool:
+    return (not op.op_def.stateful and op.op_def.lower is not None
+            and all(isinstance(v, np.ndarray) for v in inputs) and _static_outputs_small(op))
+
+
+def fold_op(op, inputs):
+    """Evaluates `op` on static inputs now; returns numpy outputs, or None if too big."""
+    try:
+        with jax.ensure_compile_time_eval():
+            outs = [np.asarray(v) for v in _call_lower(op, inputs)]
+    except errors.OpError:
+        raise
+    except Exception as e:  # noqa: BLE001 - report which op failed, as TF does
+        raise _invalid_argument(op, e) from e
+    if any(v.size > FOLD_MAX_ELEMENTS for v in outs):
+        return None
+    return _check_outputs(op, outs)
+
+
+def lower_op(op, inputs):
+    """Lowers `op` inside a JAX trace; folds it instead when its inputs are static."""
+    if can_fold(op, inputs):
+        folded = fold_op(op, inputs)
+        if folded is not None:
+            return folded
+    try:
+        outs = _call_lower(op, inputs)
+    except errors.OpError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise _invalid_argument(op, e) from e
+    return _check_outputs(op, outs)
+
+
+def _invalid_argument(op, exc):
+    return errors.InvalidArgumentError(
+        None, op, f"{type(exc).__name__}: {exc}\n\t [[node {op.name} (op: {op.type})]]")

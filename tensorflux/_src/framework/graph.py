@@ -1,0 +1,412 @@
+"""The dataflow `Graph`, the default-graph stack, name scopes, devices, control deps."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+
+from tensorflux._src.framework import device as pydev
+from tensorflux._src.framework.operation import VALID_OP_NAME, Operation, Tensor
+
+_VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
+
+
+class _ControlDependencies:
+    """One `control_dependencies` block: its control ops and the ops created inside it."""
+
+    def __init__(self, control_inputs):
+        self.control_inputs = control_inputs
+        self.created = set()
+
+
+class Graph:
+    """A TensorFlow computation: Operations connected by the Tensors they exchange."""
+
+    def __init__(self):
+        self._nodes_by_name = {}
+        self._nodes_in_order = []
+        self._names_in_use = {}
+        self._name_stack = ""
+        self._version = 0  # bumps whenever what a run could compute changes
+        self._finalized = False
+        self._device_stack = []  # entries: DeviceSpec | callable | None (reset)
+        self._control_stack = []
+        self._collections = {}
+        self._gradient_override_map = {}
+        self._unfeedable = set()
+        self._unfetchable = set()
+        self.seed = None
+        self._seed_offset = 0  # op-level seeds drawn from the graph seed, as TF
+
+    # -- structure ------------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def finalized(self) -> bool:
+        return self._finalized
+
+    def finalize(self):
+        """Makes the graph read-only: adding an op afterwards raises RuntimeError."""
+        self._finalized = True
+
+    def _unsafe_unfinalize(self):
+        self._finalized = False
+
+    def _check_not_finalized(self):
+        if self._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
+
+    def get_operations(self):
+        return list(self._nodes_in_order)
+
+    def _add_op(self, op: Operation):
+        self._check_not_finalized()
+        if op.name in self._nodes_by_name:
+            raise ValueError(f"Cannot add op with name {op.name} as that name is already used")
+        op._id = len(self._nodes_in_order)
+        self._nodes_by_name[op.name] = op
+        self._nodes_in_order.append(op)
+        for t in op.inputs:
+            t._consumers.append(op)
+        for controller in self._control_stack:
+            controller.created.add(op)
+        self._version += 1
+
+    def as_default(self):
+        """Makes this graph the default graph inside a `with` block."""
+        return _default_graph_stack.get_controller(self)
+
+    # -- lookup ---------------------------------------------------------------------
+    def as_graph_element(self, obj, allow_tensor=True, allow_operation=True):
+        types_str = " or ".join(t for t, ok in (("Tensor", allow_tensor),
+                                                ("Operation", allow_operation)) if ok)
+        if hasattr(obj, "_as_graph_element") and callable(obj._as_graph_element):
+            obj = obj._as_graph_element()
+        if isinstance(obj, (bytes, str)):
+            name = obj.decode() if isinstance(obj, bytes) else obj
+            return self._element_by_name(name, allow_tensor, allow_operation, types_str)
+        if isinstance(obj, Tensor) and allow_tensor:
+            if obj.graph is not self:
+                raise ValueError(f"Tensor {obj} is not an element of this graph.")
+            return obj
+        if isinstance(obj, Operation) and allow_operation:
+            if obj.graph is not self:
+                raise ValueError(f"Operation {obj!r} is not an element of this graph.")
+            return obj
+        raise TypeError(f"Can not convert a {type(obj).__name__} into a {types_str}.")
+
+    def _element_by_name(self, name, allow_tensor, allow_operation, types_str):
+        if ":" in name and allow_tensor:
+            op_name, _, index = name.rpartition(":")
+            if not index.isdigit():
+                raise ValueError(f"The name {name!r} looks a like a Tensor name, but is not a "
+                                 f"valid one. Tensor names must be of the form "
+                                 f"\"<op_name>:<output_index>\".")
+            op = self._nodes_by_name.get(op_name)
+            if op is None:
+                raise KeyError(f"The name {name!r} refers to a Tensor which does not exist. "
+                               f"The operation, {op_name!r}, does not exist in the graph.")
+            if int(index) >= len(op.outputs):
+                raise KeyError(f"The name {name!r} refers to a Tensor which does not exist. "
+                               f"The operation, {op_name!r}, exists but only has "
+                               f"{len(op.outputs)} outputs.")
+            return op.outputs[int(index)]
+        if ":" in name:
+            raise ValueError(f"Name {name!r} appears to refer to a Tensor, not a {types_str}.")
+        if not allow_operation:
+            if name in self._nodes_by_name:
+                raise ValueError(f"The name {name!r} refers to an Operation, not a {types_str}. "
+                                 f"Tensor names must be of the form "
+                                 f"\"<op_name>:<output_index>\".")
+            raise ValueError(f"The name {name!r} looks like an (invalid) Operation name, not a "
+                             f"{types_str}. Tensor names must be of the form "
+                             f"\"<op_name>:<output_index>\".")
+        op = self._nodes_by_name.get(name)
+        if op is None:
+            raise KeyError(f"The name {name!r} refers to an Operation not in the graph.")
+        return op
+
+    def get_operation_by_name(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"Operation names are strings (or similar), not "
+                            f"{type(name).__name__}.")
+        return self.as_graph_element(name, allow_tensor=False, allow_operation=True)
+
+    def get_tensor_by_name(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"Tensor names are strings (or similar), not {type(name).__name__}.")
+        return self.as_graph_element(name, allow_tensor=True, allow_operation=False)
+
+    def _get_operation_by_name_unsafe(self, name):
+        return self._nodes_by_name[name]
+
+    # -- names ----------------------------------------------------------------------
+    def unique_name(self, name, mark_as_used=True) -> str:
+        """`name` under the current scope, suffixed `_1`, `_2`... if taken (case-insensitive)."""
+        if self._name_stack:
+            name = self._name_stack + "/" + name
+        key = name.lower()
+        count = self._names_in_use.get(key, 0)
+        if mark_as_used:
+            self._names_in_use[key] = count + 1
+        if count > 0:
+            base_key = key
+            while key in self._names_in_use:  # skip names a user took explicitly, e.g. add_1
+                key = f"{base_key}_{count}"
+                count += 1
+            if mark_as_used:
+                self._names_in_use[key] = 1
+            name = f"{name}_{count - 1}"
+        return name
+
+    def get_name_scope(self) -> str:
+        return self._name_stack
+
+    @contextlib.contextmanager
+    def name_scope(self, name):
+        """Graph-level name scope: nested, absolute with a trailing '/', reset by None/''."""
+        if name:
+            if not isinstance(name, str):
+                name = name.decode() if isinstance(name, bytes) else str(name)
+            pattern = _VALID_SCOPE_NAME if self._name_stack else VALID_OP_NAME
+            if not pattern.match(name):
+                raise ValueError(f"'{name}' is not a valid scope name")
+        old_stack = self._name_stack
+        if not name:
+            new_stack = ""
+        elif name[-1] == "/":
+            new_stack = name[:-1]
+        else:
+            new_stack = self.unique_name(name)
+        self._name_stack = new_stack
+        try:
+            yield new_stack + "/" if new_stack else ""
+        finally:
+            self._name_stack = old_stack
+
+    # -- devices --------------------------------------------------------------------
+    @contextlib.contextmanager
+    def device(self, device_name_or_function):
+        """Sets the device for ops created inside; None clears enclosing device scopes."""
+        entry = device_name_or_function
+        if entry is not None and not callable(entry):
+            entry = pydev.parse(entry)  # validates the string now, as TF does
+        self._device_stack.append(entry)
+        try:
+            yield
+        finally:
+            self._device_stack.pop()
+
+    def _apply_device_functions(self, op):
+        # Innermost first: each outer scope only fills fields that inner ones left unset.
+        for entry in reversed(self._device_stack):
+            if entry is None:
+                break
+            if callable(entry):
+                op._set_device(entry(op) or "")
+            else:
+                op._set_device(entry.merge_from(pydev.parse(op.device)).to_string())
+
+    # -- control dependencies ---------------------------------------------------------
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs):
+        """Ops created inside run after `control_inputs`; None clears enclosing blocks."""
+        if control_inputs is None:
+            saved, self._control_stack = self._control_stack, []
+            try:
+                yield
+            finally:
+                self._control_stack = saved
+            return
+        ops = []
+        for c in control_inputs:
+            if hasattr(c, "_as_graph_element") and callable(c._as_graph_element):
+                c = c._as_graph_element()
+            if isinstance(c, Tensor):
+                c = c.op
+            if not isinstance(c, Operation):
+                raise TypeError(f"Can not convert a {type(c).__name__} into a Operation.")
+            if c.graph is not self:
+                raise ValueError(f"Control input {c!r} must be from the same graph.")
+            if c not in ops:
+                ops.append(c)
+        self._control_stack.append(_ControlDependencies(ops))
+        try:
+            yield
+        finally:
+            self._control_stack.pop()
+
+    def _control_inputs_for(self, input_ops):
+        """Control inputs a new op receives; skipped where an input already implies them."""
+        result = []
+        for controller in self._control_stack:
+            if any(op in controller.created for op in input_ops):
+                continue
+            for c in controller.control_inputs:
+                if c not in result and c not in input_ops:
+                    result.append(c)
+        return result
+
+    # -- collections ------------------------------------------------------------------
+    def add_to_collection(self, name, value):
+        self._collections.setdefault(name, []).append(value)
+
+    def add_to_collections(self, names, value):
+        names = (names,) if isinstance(names, str) else set(names)
+        for name in names:
+            self.add_to_collection(name, value)
+
+    def get_collection_ref(self, name):
+        return self._collections.setdefault(name, [])
+
+    def get_collection(self, name, scope=None):
+        items = self._collections.get(name, [])
+        if scope is None:
+            return list(items)
+        pattern = re.compile(scope)
+        return [item for item in items
+                if getattr(item, "name", None) is not None and pattern.match(item.name)]
+
+    def get_all_collection_keys(self):
+        return [k for k, v in self._collections.items() if v is not None]
+
+    def clear_collection(self, name):
+        self._collections.pop(name, None)
+
+    # -- feeding / fetching -------------------------------------------------------------
+    def prevent_feeding(self, tensor):
+        self._unfeedable.add(tensor)
+
+    def prevent_fetching(self, op):
+        self._unfetchable.add(op)
+
+    def is_feedable(self, tensor) -> bool:
+        return tensor not in self._unfeedable
+
+    def is_fetchable(self, tensor_or_op) -> bool:
+        op = tensor_or_op.op if isinstance(tensor_or_op, Tensor) else tensor_or_op
+        return op not in self._unfetchable
+
+    # -- gradients (used by autodiff) -----------------------------------------------------
+    @contextlib.contextmanager
+    def gradient_override_map(self, op_type_map):
+        """Within the block, ops of type K use the gradient registered as op_type_map[K]."""
+        saved = dict(self._gradient_override_map)
+        self._gradient_override_map.update(op_type_map)
+        try:
+            yield
+        finally:
+            self._gradient_override_map = saved
+
+    @contextlib.contextmanager
+    def colocate_with(self, op, ignore_existing=False):
+        yield  # placement is per compiled cluster; colocation is implied
+
+
+class _DefaultGraphStack(threading.local):
+    """Per-thread stack of default graphs over one process-wide global default."""
+
+    _global_default = None
+
+    def __init__(self):
+        self.stack = []
+
+    def get_default(self) -> Graph:
+        if self.stack:
+            return self.stack[-1]
+        if _DefaultGraphStack._global_default is None:
+            _DefaultGraphStack._global_default = Graph()
+        return _DefaultGraphStack._global_default
+
+    def reset(self):
+        if self.stack:
+            raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. "
+                                 "If you need a cleared graph, exit the nesting and create a "
+                                 "new graph.")
+        _DefaultGraphStack._global_default = None
+
+    @contextlib.contextmanager
+    def get_controller(self, graph):
+        self.stack.append(graph)
+        try:
+            yield graph
+        finally:
+            self.stack.remove(graph)
+
+
+_default_graph_stack = _DefaultGraphStack()
+
+
+def get_default_graph() -> Graph:
+    return _default_graph_stack.get_default()
+
+
+def reset_default_graph():
+    """Clears the default graph stack and resets the global default graph."""
+    _default_graph_stack.reset()
+
+
+def device(device_name_or_function):
+    """`tf.device`: a scope on the default graph."""
+    return get_default_graph().device(device_name_or_function)
+
+
+def control_dependencies(control_inputs):
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+class name_scope:  # noqa: N801 - TF1's public name
+    """`tf.name_scope(name, default_name=None, values=None)` as a context manager."""
+
+    def __init__(self, name, default_name=None, values=None):
+        self._name = default_name if name is None else name
+        self._default_name = default_name
+        self._values = values
+        self._ctx = None
+
+    @property
+    def name(self):
+        return self._name
+
+    def __enter__(self):
+        if self._name is None and self._values is not None:
+            raise ValueError(f"At least one of name ({self._name}) and default_name "
+                             f"({self._default_name}) must be provided.")
+        graph = graph_from_inputs(self._values or [])
+        self._ctx = contextlib.ExitStack()
+        self._ctx.enter_context(graph.as_default())
+        return self._ctx.enter_context(graph.name_scope(self._name))
+
+    def __exit__(self, *exc):
+        return self._ctx.__exit__(*exc)
+
+
+def graph_from_inputs(values) -> Graph:
+    """The graph the given tensors/ops live in (the default graph if none)."""
+    found = None
+    for v in values:
+        g = getattr(v, "graph", None)
+        if isinstance(g, Graph):
+            if found is not None and g is not found:
+                raise ValueError(f"{v!r} must be from the same graph as the other inputs.")
+            found = g
+    return found or get_default_graph()
+
+
+def add_to_collection(name, value):
+    get_default_graph().add_to_collection(name, value)
+
+
+def add_to_collections(names, value):
+    get_default_graph().add_to_collections(names, value)
+
+
+def get_collection(key, scope=None):
+    return get_default_graph().get_collection(key, scope)
+
+
+def get_collection_ref(key):
+    return get_default_graph().get_collection_ref(key)

@@ -1,0 +1,176 @@
+"""`apply_op`: turns an OpDef plus Python arguments into an Operation in the graph.
+
+This is where TF's construction-time rules live once for every op: input conversion
+with type-attr inference, TF's dtype error messages, attr defaults, name scopes,
+device scopes, control dependencies and shape inference.
+"""
+
+from __future__ import annotations
+
+from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework import tensor_shape
+from tensorflux._src.framework.operation import Operation, Tensor
+from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.registry import REQUIRED, lookup
+
+
+def apply_op(op_type: str, name=None, **kwargs):
+    """Creates an op of `op_type`; returns its Tensor, list of Tensors, or the Operation."""
+    op_def = lookup(op_type)
+    graph = _graph.graph_from_inputs(_graph_inputs(op_def, kwargs))
+    with graph.as_default(), graph.name_scope(name or op_type) as scope:
+        inputs, attrs = _convert_inputs(op_def, kwargs)
+        attrs.update(_resolve_attrs(op_def, kwargs, attrs))
+        op = _create_op(graph, op_def, scope[:-1], inputs, attrs)
+    outs = op.outputs
+    if not op_def.output_args:
+        return op
+    if len(op_def.output_args) == 1 and not op_def.output_args[0].is_list:
+        return outs[0]
+    return outs
+
+
+def _graph_inputs(op_def, kwargs):
+    values = []
+    for arg in op_def.input_args:
+        v = kwargs.get(arg.name)
+        values.extend(v if isinstance(v, (list, tuple)) else [v])
+    return [v for v in values if isinstance(v, Tensor)]
+
+
+def _convert_inputs(op_def, kwargs):
+    inferred = {}  # type attr -> (DType, name of the argument it came from)
+    inputs, attrs = [], {}
+    for arg in op_def.input_args:
+        if arg.name not in kwargs:
+            raise TypeError(f"{op_def.name} Op is missing its input '{arg.name}'.")
+        value = kwargs.pop(arg.name)
+        if arg.is_list:
+            tensors = _convert_list(op_def, arg, value, inferred)
+            attrs[arg.number_attr] = len(tensors)
+            inputs.extend(tensors)
+        else:
+            inputs.append(_convert_one(op_def, arg, value, inferred))
+    for attr, (dtype, _) in inferred.items():
+        attrs[attr] = dtype
+    return inputs, attrs
+
+
+def _wanted_dtype(op_def, arg, inferred):
+    if arg.fixed_dtype is not None:
+        return arg.fixed_dtype
+    if arg.type_attr in inferred:
+        return inferred[arg.type_attr][0]
+    return None
+
+
+def _convert_one(op_def, arg, value, inferred, list_name=None):
+    wanted = _wanted_dtype(op_def, arg, inferred)
+    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+        tensor = convert_to_tensor(value)
+    else:
+        try:
+            tensor = convert_to_tensor(value, dtype=wanted, name=arg.name)
+        except TypeError as e:
+            if wanted is None:
+                raise
+            raise TypeError(f"Expected {wanted.name} passed to parameter '{arg.name}' of op "
+                            f"'{op_def.name}', got {value!r} of type "
+                            f"'{type(value).__name__}' instead. Error: {e}") from None
+    got = tensor.dtype.base_dtype
+    if wanted is not None and got != wanted:
+        if arg.fixed_dtype is not None:
+            raise TypeError(f"Input '{arg.name}' of '{op_def.name}' Op has type {got.name} "
+                            f"that does not match expected type of {wanted.name}.")
+        source = inferred[arg.type_attr][1]
+        raise TypeError(f"Input '{arg.name}' of '{op_def.name}' Op has type {got.name} that "
+                        f"does not match type {wanted.name} of argument '{source}'.")
+    if arg.type_attr is not None and arg.type_attr not in inferred:
+        allowed = op_def.type_attrs.get(arg.type_attr)
+        if allowed is not None and got not in allowed:
+            raise TypeError(f"Value passed to parameter '{arg.name}' has DataType {got.name} "
+                            f"not in list of allowed values: "
+                            f"{', '.join(d.name for d in allowed)}")
+        inferred[arg.type_attr] = (got, list_name or arg.name)
+    return tensor
+
+
+def _convert_list(op_def, arg, value, inferred):
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"Expected list for '{arg.name}' argument to '{op_def.name}' Op, "
+                        f"not {value!r}.")
+    # A Tensor in the list fixes the type for the Python values beside it.
+    if arg.type_attr is not None and arg.type_attr not in inferred:
+        for v in value:
+            if isinstance(v, Tensor):
+                _convert_one(op_def, arg, v, inferred)
+                break
+    tensors = []
+    for v in value:
+        try:
+            tensors.append(_convert_one(op_def, arg, v, inferred))
+        except TypeError:
+            types = [getattr(getattr(x, "dtype", None), "name", type(x).__name__) for x in value]
+            raise TypeError(f"Tensors in list passed to '{arg.name}' of '{op_def.name}' Op "
+                            f"have types [{', '.join(types)}] that don't all match.") from None
+    return tensors
+
+
+def _resolve_attrs(op_def, kwargs, inferred_attrs):
+    attrs = {}
+    for key, value in kwargs.items():
+        if key in op_def.type_attrs:
+            dtype = _dtypes.as_dtype(value).base_dtype
+            allowed = op_def.type_attrs[key]
+            if dtype not in allowed:
+                raise TypeError(f"Value passed to parameter '{key}' has DataType {dtype.name} "
+                                f"not in list of allowed values: "
+                                f"{', '.join(d.name for d in allowed)}")
+            attrs[key] = dtype
+        elif key in op_def.default_attrs:
+            attrs[key] = value
+        else:
+            raise TypeError(f"{op_def.name} Op got an unexpected keyword argument '{key}'.")
+    for key, default in op_def.default_attrs.items():
+        if key not in attrs:
+            if default is REQUIRED:
+                raise TypeError(f"No argument for attr {key} of {op_def.name} Op.")
+            attrs[key] = default
+    for key in op_def.type_attrs:
+        if key not in attrs and key not in inferred_attrs:
+            raise TypeError(f"No argument for attr {key} of {op_def.name} Op.")
+    return attrs
+
+
+def _output_dtypes(op_def, attrs):
+    dtypes = []
+    for arg in op_def.output_args:
+        dtype = arg.fixed_dtype or attrs[arg.type_attr]
+        dtypes.extend([dtype] * (attrs[arg.number_attr] if arg.is_list else 1))
+    return dtypes
+
+
+def _create_op(graph, op_def, name, inputs, attrs) -> Operation:
+    graph._check_not_finalized()
+    if name in graph._nodes_by_name:
+        raise ValueError(f"Cannot add op with name {name} as that name is already used")
+    dtypes = _output_dtypes(op_def, attrs)
+    op = Operation(graph, op_def, name, inputs, attrs, dtypes,
+                   [tensor_shape.unknown_shape()] * len(dtypes))
+    if op_def.shape is not None:
+        try:
+            shapes = op_def.shape(op)
+        except ValueError as e:
+            input_shapes = ", ".join(t.shape._bracket_str() for t in inputs)
+            raise ValueError(f"{e} for '{name}' (op: '{op_def.name}') with input shapes: "
+                             f"{input_shapes}.") from None
+        if isinstance(shapes, tensor_shape.TensorShape) or not isinstance(shapes, list):
+            shapes = [shapes]
+        for t, s in zip(op.outputs, shapes):
+            t._shape = tensor_shape.as_shape(s)
+    op._control_inputs = graph._control_inputs_for({t.op for t in inputs})
+    graph._apply_device_functions(op)
+    op._gradient_override = graph._gradient_override_map.get(op_def.name)
+    graph._add_op(op)
+    return op

@@ -1,0 +1,135 @@
+"""The op registry: every op is one `OpDef` record, and everything else reads it.
+
+Signatures use TF's OpDef notation, so dtype checking and its error messages come from
+one place (`op_builder.apply_op`):
+
+    inputs=("x: T", "y: T")          both inputs share the type attr T
+    inputs=("values: N * T",)        a list of N tensors of one type
+    inputs=("shape: Tshape",)        type attr with its own allowed set
+    inputs=("perm: int32",)          a fixed dtype
+    outputs=("z: T",) / ("y: bool",) / ("output: N * T",)
+
+`attrs` maps each type attr to its allowed dtypes (a tuple of DTypes) and every other
+attr to its default (`REQUIRED` when it has none).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+from tensorflux._src.framework import dtypes as _dtypes
+
+
+class _Required:
+    def __repr__(self):
+        return "REQUIRED"
+
+
+REQUIRED = _Required()
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One input or output of an op signature."""
+
+    name: str
+    type_attr: str | None = None  # e.g. "T"
+    fixed_dtype: _dtypes.DType | None = None  # e.g. int32
+    number_attr: str | None = None  # e.g. "N" for "N * T"
+
+    @property
+    def is_list(self) -> bool:
+        return self.number_attr is not None
+
+
+def _parse_arg(text: str) -> ArgSpec:
+    name, _, type_text = (s.strip() for s in text.partition(":"))
+    number_attr = None
+    if "*" in type_text:
+        number_attr, _, type_text = (s.strip() for s in type_text.partition("*"))
+    try:
+        fixed = _dtypes.as_dtype(type_text)
+        return ArgSpec(name, fixed_dtype=fixed, number_attr=number_attr)
+    except TypeError:
+        return ArgSpec(name, type_attr=type_text, number_attr=number_attr)
+
+
+@dataclass(frozen=True, eq=False)
+class OpDef:
+    """Everything about one op type. See the module docstring for the signature notation.
+
+    shape:    (op) -> TensorShape or list of them; raise ValueError for bad inputs. `op`
+              has `inputs` (Tensors with static shapes) and `attrs`, not yet in the graph.
+    lower:    (*input_values, **attrs) -> value(s), with jax.numpy/jax.lax. Inputs arrive
+              as numpy arrays when statically known, so shape-like inputs stay static.
+              Only attrs named in its signature are passed.
+    grad:     (op, *output_grads) -> list of input grads (graph Tensors or None).
+    stateful: never folded, merged (CSE) or cached.
+    """
+
+    name: str
+    inputs: tuple = ()
+    outputs: tuple = ("y: T",)
+    attrs: dict = field(default_factory=dict)
+    shape: Callable | None = None
+    lower: Callable | None = None
+    grad: Callable | None = None
+    not_differentiable: bool = False
+    stateful: bool = False
+    # Parsed forms, filled in by __post_init__.
+    input_args: tuple = ()
+    output_args: tuple = ()
+    type_attrs: dict = field(default_factory=dict)
+    default_attrs: dict = field(default_factory=dict)
+    lower_attrs: tuple = ()
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "input_args", tuple(_parse_arg(a) for a in self.inputs))
+        set_(self, "output_args", tuple(_parse_arg(a) for a in self.outputs))
+        set_(self, "type_attrs", {k: tuple(v) for k, v in self.attrs.items() if _is_type_set(v)})
+        set_(self, "default_attrs",
+             {k: v for k, v in self.attrs.items() if k not in self.type_attrs})
+        number_attrs = {a.number_attr for a in self.input_args + self.output_args
+                        if a.number_attr}
+        set_(self, "lower_attrs", _keyword_params(self.lower, set(self.attrs) | number_attrs))
+
+    def __repr__(self):
+        return f"OpDef({self.name!r})"
+
+
+def _is_type_set(value) -> bool:
+    return isinstance(value, tuple) and value and all(isinstance(v, _dtypes.DType) for v in value)
+
+
+def _keyword_params(fn, attr_names) -> tuple:
+    if fn is None:
+        return ()
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p for p in params if p in attr_names)
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register(op_def: OpDef) -> OpDef:
+    if op_def.name in _REGISTRY:
+        raise KeyError(f"Op type {op_def.name!r} is registered twice")
+    _REGISTRY[op_def.name] = op_def
+    return op_def
+
+
+def lookup(op_type: str) -> OpDef:
+    try:
+        return _REGISTRY[op_type]
+    except KeyError:
+        raise KeyError(f"Op type not registered '{op_type}'") from None
+
+
+def all_ops() -> dict[str, OpDef]:
+    return dict(_REGISTRY)

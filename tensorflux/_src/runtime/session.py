@@ -1,0 +1,208 @@
+"""`tf.Session`: runs fetches of a graph, compiling each distinct run once.
+
+The hot path of `run` is a dict lookup: the key is (graph version, fetch structure,
+fed tensors and their shapes). A miss builds an `Executable` (prune, CSE, fold, lower,
+jit); executables are also shared by the pruned subgraph they compute, so adding
+unrelated ops to the graph does not re-trace anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from tensorflux._src.compiler.executable import CompileStats, Executable
+from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.operation import Tensor
+from tensorflux._src.runtime import default_session, devices, fetches as _fetches
+from tensorflux._src.runtime.config import ConfigProto
+from tensorflux._src.framework.tensor_conversion import make_ndarray
+
+
+class _Run:
+    """A cached run signature: the executable plus how to rebuild the fetch structure."""
+
+    __slots__ = ("executable", "rebuild")
+
+    def __init__(self, executable, rebuild):
+        self.executable = executable
+        self.rebuild = rebuild
+
+
+class BaseSession:
+    def __init__(self, target="", graph=None, config=None):
+        self._graph = graph if graph is not None else _graph.get_default_graph()
+        if not isinstance(self._graph, _graph.Graph):
+            raise TypeError(f"graph must be a tf.Graph, but got {type(self._graph)}")
+        self._target = target
+        self._config = config if config is not None else ConfigProto()
+        self._closed = False
+        self._runs = {}  # (graph version, fetch key, feed key) -> _Run
+        self._runs_version = self._graph.version
+        self._executables = {}  # pruned-subgraph signature -> Executable
+        self.compile_stats = CompileStats()
+        self._context_stack = None
+
+    # -- properties -------------------------------------------------------------------
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def graph_def(self):
+        return self._graph
+
+    @property
+    def sess_str(self):
+        return self._target
+
+    def list_devices(self):
+        return devices.list_devices()
+
+    # -- running ----------------------------------------------------------------------
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Computes `fetches` (any nesting of tensors/ops/names) given `feed_dict`."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        feed_key, feed_values = self._convert_feeds(feed_dict)
+        version = self._graph._version
+        if version != self._runs_version:
+            self._runs.clear()  # keys of older versions can never match again
+            self._runs_version = version
+        try:
+            key = (_fetches.structure_key(fetches), feed_key)
+            run = self._runs.get(key)
+        except TypeError:  # an unhashable leaf: let _prepare report it
+            key, run = None, None
+        if run is None:
+            run = self._prepare(fetches, feed_key)
+            if key is not None:
+                self._runs[key] = run
+        return run.rebuild(run.executable.run(feed_values))
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """A function running `fetches` with positional values for `feed_list`."""
+        feed_list = list(feed_list or [])
+
+        def call(*feed_args, **kwargs):
+            if len(feed_args) != len(feed_list):
+                raise TypeError(f"Callable expected {len(feed_list)} feed values, got "
+                                f"{len(feed_args)}.")
+            return self.run(fetches, dict(zip(feed_list, feed_args)))
+
+        return call
+
+    def _feed_tensor(self, key):
+        if isinstance(key, Tensor):
+            tensor = key
+        else:
+            try:
+                tensor = self._graph.as_graph_element(key, allow_tensor=True,
+                                                      allow_operation=False)
+            except Exception as e:
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e}") from None
+        if tensor.graph is not self._graph:
+            raise ValueError(f"Cannot interpret feed_dict key as Tensor: Tensor {tensor} is "
+                             f"not an element of this graph.")
+        return tensor
+
+    def _convert_feeds(self, feed_dict):
+        if not feed_dict:
+            return (), ()
+        keys, values = [], []
+        for key, value in feed_dict.items():
+            tensor = key if type(key) is Tensor else self._feed_tensor(key)
+            np_dtype = tensor._dtype._np
+            if type(value) is not np.ndarray or value.dtype != np_dtype:
+                value = _feed_array(tensor, key, value)
+            keys.append((tensor, value.shape))
+            values.append(value)
+        return tuple(keys), values
+
+    def _prepare(self, fetches, feed_key):
+        graph = self._graph
+        fetch_tensors, target_ops, rebuild = _fetches.flatten(graph, fetches)
+        feed_tensors = [t for t, _ in feed_key]
+        for tensor, shape in feed_key:
+            if not tensor.shape.is_compatible_with(shape):
+                raise ValueError(f"Cannot feed value of shape {shape!r} for Tensor "
+                                 f"{tensor.name!r}, which has shape {str(tensor.shape)!r}")
+            if not graph.is_feedable(tensor):
+                raise ValueError(f"Tensor {tensor} may not be fed.")
+        from tensorflux._src.compiler.passes import prune
+        needed = prune(fetch_tensors, target_ops, set(feed_tensors))
+        signature = (tuple((op._id, len(op._control_inputs)) for op in needed),
+                     tuple(fetch_tensors), tuple(target_ops), feed_key)
+        executable = self._executables.get(signature)
+        if executable is None:
+            executable = Executable(fetch_tensors, target_ops, feed_tensors,
+                                    self.compile_stats, self._config.compiler_options)
+            self._executables[signature] = executable
+        return _Run(executable, rebuild)
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def close(self):
+        self._closed = True
+        self._runs.clear()
+        self._executables.clear()
+
+    def as_default(self):
+        """Makes this the session `Tensor.eval()` and `Operation.run()` use."""
+        return default_session.as_default(self)
+
+    def __enter__(self):
+        self._context_stack = contextlib.ExitStack()
+        self._context_stack.enter_context(self._graph.as_default())
+        self._context_stack.enter_context(self.as_default())
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._context_stack.close()
+        self.close()
+
+    def __del__(self):
+        self._closed = True
+
+
+def _feed_array(tensor, key, value):
+    """A feed value as a numpy array of the tensor's dtype, with TF1's checks."""
+    if isinstance(value, Tensor):
+        raise TypeError(f"The value of a feed cannot be a tf.Tensor object. Acceptable feed "
+                        f"values include Python scalars, strings, lists, numpy ndarrays, or "
+                        f"TensorHandles. For reference, the tensor object was {value} which "
+                        f"was passed to the feed with key {key}.")
+    dtype = tensor.dtype.base_dtype
+    if isinstance(value, int) and not isinstance(value, bool) and dtype.is_integer:
+        if not dtype.min <= value <= dtype.max:
+            raise TypeError(f"Type of feed value {value} with type {type(value)} is not "
+                            f"compatible with Tensor type {dtype}. Try explicitly setting the "
+                            f"type of the feed tensor to a larger type (e.g. int64).")
+    if dtype == _dtypes.string:
+        return make_ndarray(value, dtype=_dtypes.string)
+    try:
+        return np.asarray(value, dtype=dtype.as_numpy_dtype)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"Cannot feed value {value!r} for Tensor {tensor.name!r} of dtype "
+                         f"{dtype.name}: {e}") from None
+
+
+class Session(BaseSession):
+    """`tf.Session(target='', graph=None, config=None)`."""
+
+
+class InteractiveSession(BaseSession):
+    """A Session that installs itself (and its graph) as the default on creation."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+        self._default_stack = contextlib.ExitStack()
+        self._default_stack.enter_context(self._graph.as_default())
+        self._default_stack.enter_context(self.as_default())
+
+    def close(self):
+        super().close()
+        stack, self._default_stack = getattr(self, "_default_stack", None), None
+        if stack is not None:
+            stack.close()

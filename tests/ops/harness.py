@@ -1,0 +1,137 @@
+"""Registry-driven op checks: each `Case` names the op type it covers and a NumPy
+expectation written in the test. `run_case` builds the op on placeholders twice, once
+with fully known shapes and once with every dimension unknown, runs both, and checks
+values, dtype and the statically inferred shape against NumPy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+import tensorflux as tf
+
+# Tolerances per result dtype (float16/bfloat16 are checked loosely, as TF's tests do).
+_TOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12,
+        np.dtype(np.complex64): 2e-5, np.dtype(np.complex128): 1e-12}
+
+
+def uniform(low=-3.0, high=3.0):
+    def make(rng, shape, dtype):
+        dtype = np.dtype(dtype)
+        if dtype == np.bool_:
+            return rng.random(shape) < 0.5
+        if dtype.kind in "iu":
+            lo = max(int(low), 0) if dtype.kind == "u" else int(low)
+            return rng.integers(lo, int(high) + 1, size=shape).astype(dtype)
+        if dtype.kind == "c":
+            return (rng.uniform(low, high, shape) + 1j * rng.uniform(low, high, shape)).astype(dtype)
+        return rng.uniform(low, high, shape).astype(dtype)
+    return make
+
+
+def positive(low=0.5, high=3.0):
+    return uniform(low, high)
+
+
+def nonzero(low=1, high=4):
+    """Values away from zero with random signs (divisors)."""
+    def make(rng, shape, dtype):
+        mag = uniform(low, high)(rng, shape, dtype)
+        if np.dtype(dtype).kind == "u":
+            return mag
+        return mag * np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
+    return make
+
+
+@dataclass
+class Case:
+    """One op checked on random inputs against NumPy.
+
+    op:      the registry op type this case covers (several cases may cover one op)
+    fn:      builds the graph from input tensors, with the public tf API
+    expect:  NumPy expectation on the input arrays (written in the test, not tensorflux)
+    shapes:  a list of shape tuples, one tuple of input shapes per check
+    dtypes:  input dtypes to try; `gen` makes values (one generator or one per input)
+    out_dtype: expected result dtype when it is not the NumPy result's dtype
+    unknown_dims: also build with every input dimension unknown (set False when an op
+             needs static shapes at graph construction)
+    """
+
+    op: str
+    fn: Callable
+    expect: Callable
+    shapes: Sequence[Sequence[tuple]]
+    dtypes: Sequence = (np.float32, np.float64)
+    gen: Callable | Sequence[Callable] = field(default_factory=uniform)
+    out_dtype: object = None
+    rtol: float | None = None
+    unknown_dims: bool = True
+    name: str = ""
+
+    def __str__(self):
+        return self.name or self.op
+
+
+def _generators(case, n):
+    return list(case.gen) if isinstance(case.gen, (list, tuple)) else [case.gen] * n
+
+
+def _dtypes_for(dtype, n):
+    return list(dtype) if isinstance(dtype, (list, tuple)) else [dtype] * n
+
+
+def _assert_close(got, want, case, label):
+    want = np.asarray(want)
+    got_arr = np.asarray(got)
+    expected_dtype = np.dtype(case.out_dtype) if case.out_dtype is not None else want.dtype
+    assert got_arr.dtype == expected_dtype, f"{label}: dtype {got_arr.dtype} != {expected_dtype}"
+    assert got_arr.shape == want.shape, f"{label}: shape {got_arr.shape} != {want.shape}"
+    if got_arr.dtype.kind in "fc" or str(got_arr.dtype) == "bfloat16":
+        rtol = case.rtol or _TOL.get(got_arr.dtype, 1e-2)
+        np.testing.assert_allclose(got_arr.astype(np.complex128 if got_arr.dtype.kind == "c"
+                                                  else np.float64),
+                                   want.astype(np.complex128 if want.dtype.kind == "c"
+                                               else np.float64),
+                                   rtol=rtol, atol=rtol, err_msg=label)
+    else:
+        np.testing.assert_array_equal(got_arr, want, err_msg=label)
+
+
+def run_case(case: Case, seed=0):
+    """Runs every (shapes, dtype) combination of a case; raises AssertionError on mismatch."""
+    rng = np.random.default_rng(seed)
+    for shapes in case.shapes:
+        for dtype in case.dtypes:
+            dts = _dtypes_for(dtype, len(shapes))
+            gens = _generators(case, len(shapes))
+            arrays = [g(rng, s, d) for g, s, d in zip(gens, shapes, dts)]
+            want = case.expect(*arrays)
+            label = f"{case} shapes={list(shapes)} dtype={dts}"
+            graph = tf.Graph()
+            with graph.as_default():
+                variants = [("known", [list(s) for s in shapes])]
+                if case.unknown_dims:
+                    variants.append(("unknown", [[None] * len(s) for s in shapes]))
+                built = []
+                for tag, ph_shapes in variants:
+                    phs = [tf.placeholder(tf.as_dtype(d), s) for d, s in zip(dts, ph_shapes)]
+                    built.append((tag, phs, case.fn(*phs)))
+            # One run for both variants: one compile per (shapes, dtype).
+            feeds = {ph: a for _, phs, _ in built for ph, a in zip(phs, arrays)}
+            with tf.Session(graph=graph) as sess:
+                results = sess.run([out for _, _, out in built], feeds)
+            for (tag, phs, out), got in zip(built, results):
+                outs, wants = (out, want) if isinstance(out, (list, tuple)) else ([out], [want])
+                gots = got if isinstance(out, (list, tuple)) else [got]
+                for t, g, w in zip(outs, gots, wants):
+                    _assert_close(g, w, case, f"{label} [{tag}] {t.name}")
+                    w_shape = np.shape(w)
+                    assert t.shape.is_compatible_with(w_shape), \
+                        f"{label} [{tag}]: static shape {t.shape} vs actual {w_shape}"
+                    if tag == "known":
+                        assert t.shape.is_fully_defined() and \
+                            tuple(t.shape.as_list()) == w_shape, \
+                            f"{label}: static shape {t.shape} should be {w_shape}"

@@ -1,0 +1,39 @@
+"""Walks the op registry: every registered op type is checked against NumPy."""
+
+import importlib
+import pkgutil
+
+import pytest
+
+import tests.ops
+from tensorflux._src.ops.registry import all_ops
+from tests.ops.harness import run_case
+
+# Op types whose behaviour is checked elsewhere, with where.
+EXEMPT = {
+    "Const": "tests/framework/test_constant.py (values, dtype inference, shapes)",
+    "Placeholder": "tests/runtime/test_session.py (feeding, errors)",
+}
+
+
+def _all_cases():
+    cases = []
+    for info in pkgutil.iter_modules(tests.ops.__path__):
+        if info.name.startswith("cases_"):
+            module = importlib.import_module(f"tests.ops.{info.name}")
+            cases.extend(module.CASES)
+    return cases
+
+
+ALL_CASES = _all_cases()
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=[str(c) for c in ALL_CASES])
+def test_op_matches_numpy(case):
+    run_case(case)
+
+
+def test_every_registered_op_has_a_numpy_case():
+    covered = {case.op for case in ALL_CASES} | set(EXEMPT)
+    missing = sorted(set(all_ops()) - covered)
+    assert not missing, f"ops without a NumPy-checked case: {missing}"
