@@ -24,19 +24,18 @@ from tensorflux._src.framework.tensor_conversion import (  # noqa: F401
 )
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from tensorflux._src.ops import overloads as _overloads  # noqa: F401
-from tensorflux._src.ops.array_ops import identity, rank, shape, size, stack  # noqa: F401
 from tensorflux._src.ops.constant import (  # noqa: F401
     constant, placeholder, placeholder_with_default,
 )
-from tensorflux._src.ops.math_ops import (  # noqa: F401
-    abs, acos, add, add_n, asin, atan, atan2, cast, ceil, clip_by_value, cos, cosh, div,
-    divide, equal, erf, erfc, exp, expm1, floor, floordiv, floormod, greater, greater_equal,
-    is_finite, is_inf, is_nan, less, less_equal, lgamma, log, log1p, logical_and, logical_not,
-    logical_or, logical_xor, maximum, minimum, mod, multiply, negative, not_equal, pow,
-    realdiv, reciprocal, rint, round, rsqrt, saturate_cast, sigmoid, sign, sin, sinh, sqrt,
-    square, squared_difference, subtract, tan, tanh, to_bfloat16, to_double, to_float,
-    to_int32, to_int64, truediv, truncatediv, truncatemod,
-)
+from tensorflux._src.ops.math_ops import *  # noqa: F401,F403
+# Op families export their public functions through __all__.
+from tensorflux._src.ops.array_ops import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.gather_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.generator_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.linalg_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.reduce_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.slicing_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.sort_ops import *  # noqa: F401,F403
 from tensorflux._src.runtime.config import (  # noqa: F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )

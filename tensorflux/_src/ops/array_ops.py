@@ -13,6 +13,8 @@ from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import unchanged
 
+__all__ = ["identity", "rank", "shape", "size", "stack"]
+
 register(OpDef("Identity", inputs=("input: T",), outputs=("output: T",),
                attrs={"T": _dtypes.ALL}, shape=unchanged, lower=lambda x: x))
 
