@@ -88,16 +88,36 @@ class Executable:
             self._jitted = devices.jit_on(run_graph, device, compiler_options)
             stats.executables += 1
 
-    def run(self, feed_values):
-        """Returns the fetched values, in order, as numpy arrays (numpy scalars for 0-d)."""
-        outs = self._jitted(*feed_values, *self._const_values) if self._jitted else ()
-        results = []
-        for kind, where in self._sources:
-            if kind == "traced":
-                value = np.asarray(outs[where])
-            elif kind == "static":
-                value = where.copy()  # the plan's copy must stay unchanged
-            else:
-                value = np.asarray(feed_values[where])
-            results.append(value[()] if value.ndim == 0 else value)
-        return results
+        self.run = self._make_runner()
+
+    def _make_runner(self):
+        """The function `Session.run` calls: feed values -> list of fetched values.
+
+        Specialised once here so the per-run path is a jitted call and a conversion.
+        """
+        jitted, consts, sources = self._jitted, tuple(self._const_values), self._sources
+        if jitted is not None and all(kind == "traced" and where == i
+                                      for i, (kind, where) in enumerate(sources)):
+            if consts:
+                return lambda feeds: [_to_numpy(v) for v in jitted(*feeds, *consts)]
+            return lambda feeds: [_to_numpy(v) for v in jitted(*feeds)]
+
+        def run(feeds):
+            outs = jitted(*feeds, *consts) if jitted is not None else ()
+            results = []
+            for kind, where in sources:
+                if kind == "traced":
+                    results.append(_to_numpy(outs[where]))
+                elif kind == "static":
+                    results.append(where[()] if where.ndim == 0 else where.copy())
+                else:
+                    results.append(_to_numpy(feeds[where]))
+            return results
+
+        return run
+
+
+def _to_numpy(value):
+    """numpy array for a result; 0-d results become numpy scalars, as TF1 returns them."""
+    value = np.asarray(value)
+    return value[()] if value.ndim == 0 else value

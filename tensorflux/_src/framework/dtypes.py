@@ -18,13 +18,14 @@ _REF_OFFSET = 100
 class DType:
     """A TensorFlow element type (`tf.float32`, `tf.int32`, ...)."""
 
-    __slots__ = ("_enum", "_name", "_tf_name", "_np")
+    __slots__ = ("_enum", "_name", "_tf_name", "_np", "_np_dtype")
 
     def __init__(self, enum: int, name: str, tf_name: str, np_type):
         self._enum = enum
         self._name = name  # python-side name: "float32"
         self._tf_name = tf_name  # DataTypeString, used in runtime messages: "float"
         self._np = np_type
+        self._np_dtype = np.dtype(np_type)  # compared against feeds on every run
 
     # -- identity ---------------------------------------------------------------
     @property

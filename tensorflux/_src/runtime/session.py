@@ -114,8 +114,7 @@ class BaseSession:
         keys, values = [], []
         for key, value in feed_dict.items():
             tensor = key if type(key) is Tensor else self._feed_tensor(key)
-            np_dtype = tensor._dtype._np
-            if type(value) is not np.ndarray or value.dtype != np_dtype:
+            if type(value) is not np.ndarray or value.dtype != tensor._dtype._np_dtype:
                 value = _feed_array(tensor, key, value)
             keys.append((tensor, value.shape))
             values.append(value)
