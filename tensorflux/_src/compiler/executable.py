@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import lowering, passes
+from tensorflux._src.compiler import lowering, passes, state
+from tensorflux._src.framework import errors
 from tensorflux._src.runtime import devices
 
 # Static values bigger than this enter the executable as device buffers instead of
@@ -63,6 +64,7 @@ class Executable:
 
         traced_ops = [op for op in passes.prune(traced_fetches, target_ops, known, canonical)
                       if needs_tracing(op)]
+        self.state = state.plan_state(traced_ops, traced_fetches)
         const_args = sorted({r for op in traced_ops for r in (canonical.get(t, t)
                                                               for t in op.inputs)
                              if r in static and static[r].size >= _CONST_ARG_MIN_ELEMENTS
@@ -70,40 +72,50 @@ class Executable:
                             key=lambda t: (t.op._id, t.value_index))
         self._const_values = [jax.device_put(static[t]) for t in const_args]
         self.traced_ops = traced_ops
-        self.num_traced_fetches = len(traced_fetches)
 
         self._jitted = None
         if traced_fetches or traced_ops:
-            def run_graph(*args):
-                stats.traces += 1
-                env = dict(static)
-                env.update(zip(feed_tensors, args))
-                env.update(zip(const_args, args[len(feed_tensors):]))
-                for op in traced_ops:
-                    inputs = [env[canonical.get(t, t)] for t in op.inputs]
-                    env.update(zip(op.outputs, lowering.lower_op(op, inputs)))
-                return tuple(env[t] for t in traced_fetches)
-
+            run_graph = _graph_function(traced_ops, traced_fetches, feed_tensors, const_args,
+                                        static, canonical, self.state, stats)
+            # A variable read at its start value and then overwritten by the run has a
+            # dead input buffer: donating it lets XLA update the variable in place.
+            written = set(self.state.written_vars)
+            first_var_arg = len(feed_tensors)
+            donate = tuple(first_var_arg + i for i, v in enumerate(self.state.start_vars)
+                           if v in written)
             device = devices.device_for_ops(traced_ops)
-            self._jitted = devices.jit_on(run_graph, device, compiler_options)
+            self._jitted = devices.jit_on(run_graph, device, compiler_options, donate)
             stats.executables += 1
 
         self.run = self._make_runner()
 
     def _make_runner(self):
-        """The function `Session.run` calls: feed values -> list of fetched values.
+        """The function `Session.run` calls: (feed values, variable store) -> fetched values.
 
         Specialised once here so the per-run path is a jitted call and a conversion.
         """
         jitted, consts, sources = self._jitted, tuple(self._const_values), self._sources
-        if jitted is not None and all(kind == "traced" and where == i
-                                      for i, (kind, where) in enumerate(sources)):
+        plan = self.state
+        start_vars, checked, written = plan.start_vars, plan.checked_vars, plan.written_vars
+        stateless = not (start_vars or checked or written)
+        if stateless and jitted is not None and all(kind == "traced" and where == i
+                                                    for i, (kind, where) in enumerate(sources)):
             if consts:
-                return lambda feeds: [_to_numpy(v) for v in jitted(*feeds, *consts)]
-            return lambda feeds: [_to_numpy(v) for v in jitted(*feeds)]
+                return lambda feeds, store: [_to_numpy(v) for v in jitted(*feeds, *consts)]
+            return lambda feeds, store: [_to_numpy(v) for v in jitted(*feeds)]
+        n_fetched = sum(kind == "traced" for kind, _ in sources)
 
-        def run(feeds):
-            outs = jitted(*feeds, *consts) if jitted is not None else ()
+        def run(feeds, store):
+            outs = ()
+            if jitted is not None:
+                try:
+                    starts = [store[v] for v in start_vars]
+                except KeyError:
+                    raise _uninitialized(plan, store) from None
+                flags = [np.bool_(v in store) for v in checked]
+                outs = jitted(*feeds, *starts, *flags, *consts)
+                for var, value in zip(written, outs[n_fetched:]):
+                    store[var] = value
             results = []
             for kind, where in sources:
                 if kind == "traced":
@@ -115,6 +127,63 @@ class Executable:
             return results
 
         return run
+
+
+def _uninitialized(plan, store):
+    var = next(v for v in plan.start_vars if v not in store)
+    reader = plan.first_reader[var]
+    return errors.FailedPreconditionError(
+        None, reader, f"Attempting to use uninitialized value {var.name}\n\t "
+        f"[[{{{{node {reader.name}}}}}]]")
+
+
+def _graph_function(ops, fetches, feed_tensors, const_args, static, canonical, plan, stats):
+    """The Python function jax traces: evaluates `ops` in order, threading variables.
+
+    Arguments: feeds, variables' start values, is-initialized flags, big constants.
+    Returns: the fetched values, then the final value of every written variable.
+    """
+    n_feeds, n_starts = len(feed_tensors), len(plan.start_vars)
+    n_flags = len(plan.checked_vars)
+
+    def run_graph(*args):
+        stats.traces += 1
+        env = dict(static)
+        env.update(zip(feed_tensors, args))
+        start = dict(zip(plan.start_vars, args[n_feeds:]))
+        flags = dict(zip(plan.checked_vars, args[n_feeds + n_starts:]))
+        env.update(zip(const_args, args[n_feeds + n_starts + n_flags:]))
+        written = {}  # (writer op, variable) -> value
+        for op in ops:
+            op_def = op.op_def
+            if op_def.is_variable:
+                if op in start:  # fetched directly: its value at the start of the run
+                    env[op.outputs[0]] = start[op]
+                continue
+            inputs = []
+            for i, t in enumerate(op.inputs):
+                if not t.dtype._is_ref_dtype:
+                    inputs.append(env[canonical.get(t, t)])
+                elif op_def.checks_initialized:
+                    inputs.append(flags[state.variable_of(t)])
+                elif (op, i) in plan.reads:
+                    writer = plan.reads[(op, i)]
+                    var = state.variable_of(t)
+                    inputs.append(start[var] if writer is None else written[(writer, var)])
+                else:
+                    inputs.append(None)  # overwritten without being read
+            if op_def.writes:
+                refs = state._written_inputs(op)
+                values = lowering.lower_writer(op, inputs, refs)
+                for ref, value in zip(refs, values):
+                    written[(op, state.variable_of(ref))] = value
+                env[op.outputs[0]] = values[0]
+            else:
+                env.update(zip(op.outputs, lowering.lower_op(op, inputs)))
+        finals = [written[(plan.final_writer[v], v)] for v in plan.written_vars]
+        return tuple(env[t] for t in fetches) + tuple(finals)
+
+    return run_graph
 
 
 def _to_numpy(value):

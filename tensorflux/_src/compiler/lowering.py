@@ -90,3 +90,19 @@ def lower_op(op, inputs):
 def _invalid_argument(op, exc):
     return errors.InvalidArgumentError(
         None, op, f"{type(exc).__name__}: {exc}\n\t [[node {op.name} (op: {op.type})]]")
+
+
+def lower_writer(op, inputs, written_refs):
+    """Lowers an op that updates variables; returns the new value of each written ref."""
+    try:
+        out = op.op_def.lower(*inputs, **{k: op._attrs[k] for k in op.op_def.lower_attrs})
+    except errors.OpError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise _invalid_argument(op, e) from e
+    values = tuple(out) if len(written_refs) > 1 else (out,)
+    checked = []
+    for ref, value in zip(written_refs, values):
+        want = np.dtype(ref.dtype.as_numpy_dtype)
+        checked.append(value if value.dtype == want else value.astype(want))
+    return checked

@@ -65,8 +65,9 @@ def common_subexpressions(ops, fed):
     canonical = {}  # tensor -> tensor
     seen = {}
     for op in ops:
-        if op.op_def.stateful or op.op_def.lower is None or any(t in fed for t in op.outputs):
-            continue
+        if (op.op_def.stateful or op.op_def.lower is None or any(t in fed for t in op.outputs)
+                or any(t.dtype._is_ref_dtype for t in op.inputs)):
+            continue  # reads of variables differ by where they sit in the run
         try:
             key = (op.type, op.device,
                    tuple(canonical.get(t, t) for t in op.inputs),
@@ -83,9 +84,17 @@ def common_subexpressions(ops, fed):
 
 
 def fold_constants(ops, fed, canonical):
-    """Static values of every tensor computable from constants alone (before any feed)."""
+    """Static values of every tensor computable from constants alone (before any feed).
+
+    An op downstream of a control dependency is not folded: it must still run after
+    what it depends on (an assign, say), so it stays in the compiled run.
+    """
     static = {}
+    controlled = set()
     for op in ops:
+        if op._control_inputs or any(t.op in controlled for t in op.inputs):
+            controlled.add(op)
+            continue
         if not op.outputs or op.outputs[0] in canonical or any(t in fed for t in op.outputs):
             continue  # nothing to fold, folded through its twin, or replaced by a feed
         inputs = [static.get(canonical.get(t, t)) for t in op.inputs]

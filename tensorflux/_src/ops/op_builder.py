@@ -78,6 +78,8 @@ def _convert_one(op_def, arg, value, inferred, list_name=None):
             raise TypeError(f"Expected {wanted.name} passed to parameter '{arg.name}' of op "
                             f"'{op_def.name}', got {value!r} of type "
                             f"'{type(value).__name__}' instead. Error: {e}") from None
+    if arg.is_ref and not tensor.dtype._is_ref_dtype:
+        raise TypeError(f"Input '{arg.name}' of '{op_def.name}' Op requires l-value input")
     got = tensor.dtype.base_dtype
     if wanted is not None and got != wanted:
         if arg.fixed_dtype is not None:
@@ -147,6 +149,7 @@ def _output_dtypes(op_def, attrs):
     dtypes = []
     for arg in op_def.output_args:
         dtype = arg.fixed_dtype or attrs[arg.type_attr]
+        dtype = dtype._as_ref if arg.is_ref else dtype
         dtypes.extend([dtype] * (attrs[arg.number_attr] if arg.is_list else 1))
     return dtypes
 

@@ -8,6 +8,7 @@ one place (`op_builder.apply_op`):
     inputs=("shape: Tshape",)        type attr with its own allowed set
     inputs=("perm: int32",)          a fixed dtype
     outputs=("z: T",) / ("y: bool",) / ("output: N * T",)
+    inputs=("ref: Ref(T)", ...)      a variable reference (TF's l-value input)
 
 `attrs` maps each type attr to its allowed dtypes (a tuple of DTypes) and every other
 attr to its default (`REQUIRED` when it has none).
@@ -38,6 +39,7 @@ class ArgSpec:
     type_attr: str | None = None  # e.g. "T"
     fixed_dtype: _dtypes.DType | None = None  # e.g. int32
     number_attr: str | None = None  # e.g. "N" for "N * T"
+    is_ref: bool = False  # "Ref(T)": a reference to a variable's buffer
 
     @property
     def is_list(self) -> bool:
@@ -49,11 +51,14 @@ def _parse_arg(text: str) -> ArgSpec:
     number_attr = None
     if "*" in type_text:
         number_attr, _, type_text = (s.strip() for s in type_text.partition("*"))
+    is_ref = type_text.startswith("Ref(") and type_text.endswith(")")
+    if is_ref:
+        type_text = type_text[4:-1].strip()
     try:
         fixed = _dtypes.as_dtype(type_text)
-        return ArgSpec(name, fixed_dtype=fixed, number_attr=number_attr)
+        return ArgSpec(name, fixed_dtype=fixed, number_attr=number_attr, is_ref=is_ref)
     except TypeError:
-        return ArgSpec(name, type_attr=type_text, number_attr=number_attr)
+        return ArgSpec(name, type_attr=type_text, number_attr=number_attr, is_ref=is_ref)
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +72,15 @@ class OpDef:
               Only attrs named in its signature are passed.
     grad:     (op, *output_grads) -> list of input grads (graph Tensors or None).
     stateful: never folded, merged (CSE) or cached.
+
+    Variables (see runtime rules in docs/architecture.md):
+    is_variable: the op *is* a variable (VariableV2); its ref output is its buffer.
+    writes:   names of Ref inputs this op updates. `lower` gets the current values of
+              all inputs and returns the new value(s) of these refs, in order; output 0
+              (the op's ref output) is the first one's new value.
+    overwrites: the written refs' old values are not read (Assign), so `lower` gets
+              None for them and an uninitialized variable may be assigned.
+    checks_initialized: `lower` gets, for each Ref input, whether it is initialized.
     """
 
     name: str
@@ -78,6 +92,10 @@ class OpDef:
     grad: Callable | None = None
     not_differentiable: bool = False
     stateful: bool = False
+    is_variable: bool = False
+    writes: tuple = ()
+    overwrites: bool = False
+    checks_initialized: bool = False
     # Parsed forms, filled in by __post_init__.
     input_args: tuple = ()
     output_args: tuple = ()
@@ -88,6 +106,8 @@ class OpDef:
     def __post_init__(self):
         set_ = object.__setattr__
         set_(self, "input_args", tuple(_parse_arg(a) for a in self.inputs))
+        if self.writes or self.is_variable or self.checks_initialized:
+            set_(self, "stateful", True)
         set_(self, "output_args", tuple(_parse_arg(a) for a in self.outputs))
         set_(self, "type_attrs", {k: tuple(v) for k, v in self.attrs.items() if _is_type_set(v)})
         set_(self, "default_attrs",

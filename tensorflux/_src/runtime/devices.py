@@ -41,9 +41,9 @@ def device_for_ops(ops):
     return jax.devices()[0]
 
 
-def jit_on(fn, device, compiler_options=None):
+def jit_on(fn, device, compiler_options=None, donate_argnums=()):
     """`jax.jit(fn)` placed on `device` (no sharding overhead on the default device)."""
-    kwargs = {}
+    kwargs = {"donate_argnums": donate_argnums} if donate_argnums else {}
     if compiler_options:
         kwargs["compiler_options"] = dict(compiler_options)
     if device != jax.devices()[0]:

@@ -42,6 +42,7 @@ class BaseSession:
         self._runs = {}  # (graph version, fetch key, feed key) -> _Run
         self._runs_version = self._graph.version
         self._executables = {}  # pruned-subgraph signature -> Executable
+        self._variables = {}  # VariableV2 op -> its current value (a device buffer)
         self.compile_stats = CompileStats()
         self._context_stack = None
 
@@ -80,7 +81,7 @@ class BaseSession:
             run = self._prepare(fetches, feed_key)
             if key is not None:
                 self._runs[key] = run
-        return run.rebuild(run.executable.run(feed_values))
+        return run.rebuild(run.executable.run(feed_values, self._variables))
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function running `fetches` with positional values for `feed_list`."""
@@ -146,6 +147,7 @@ class BaseSession:
         self._closed = True
         self._runs.clear()
         self._executables.clear()
+        self._variables.clear()
 
     def as_default(self):
         """Makes this the session `Tensor.eval()` and `Operation.run()` use."""
