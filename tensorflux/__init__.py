@@ -31,6 +31,7 @@ from tensorflux._src.ops.math_ops import *  # noqa: F401,F403
 # Op families export their public functions through __all__.
 from tensorflux._src.ops.array_ops import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.control_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.random_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.state_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.gather_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.generator_ops import *  # noqa: F401,F403
@@ -40,6 +41,8 @@ from tensorflux._src.ops.slicing_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sort_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.graph_keys import GraphKeys  # noqa: F401
 from tensorflux._src.train.variables import *  # noqa: F401,F403
+from tensorflux._src.train.variable_scope import *  # noqa: F401,F403
+from tensorflux._src.ops.init_ops import *  # noqa: F401,F403
 from tensorflux._src.runtime.config import (  # noqa: F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )

@@ -149,7 +149,7 @@ def test_update_donates_the_old_buffer():
     with tf.Session() as sess:
         sess.run(v.initializer)
         sess.run(step)
-        before = sess._variables[v.op]
+        before = sess._state.variables[v.op]
         sess.run(step)
         assert before.is_deleted()  # updated in place: the old buffer was donated
         np.testing.assert_allclose(sess.run(v), np.full(1000, 0.25))

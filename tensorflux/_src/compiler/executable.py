@@ -65,6 +65,7 @@ class Executable:
         traced_ops = [op for op in passes.prune(traced_fetches, target_ops, known, canonical)
                       if needs_tracing(op)]
         self.state = state.plan_state(traced_ops, traced_fetches)
+        self.random_ops = [op for op in traced_ops if op.op_def.random]
         const_args = sorted({r for op in traced_ops for r in (canonical.get(t, t)
                                                               for t in op.inputs)
                              if r in static and static[r].size >= _CONST_ARG_MIN_ELEMENTS
@@ -76,7 +77,7 @@ class Executable:
         self._jitted = None
         if traced_fetches or traced_ops:
             run_graph = _graph_function(traced_ops, traced_fetches, feed_tensors, const_args,
-                                        static, canonical, self.state, stats)
+                                        static, canonical, self.state, self.random_ops, stats)
             # A variable read at its start value and then overwritten by the run has a
             # dead input buffer: donating it lets XLA update the variable in place.
             written = set(self.state.written_vars)
@@ -90,22 +91,23 @@ class Executable:
         self.run = self._make_runner()
 
     def _make_runner(self):
-        """The function `Session.run` calls: (feed values, variable store) -> fetched values.
+        """The function `Session.run` calls: (feed values, SessionState) -> fetched values.
 
         Specialised once here so the per-run path is a jitted call and a conversion.
         """
         jitted, consts, sources = self._jitted, tuple(self._const_values), self._sources
-        plan = self.state
+        plan, random_ops = self.state, self.random_ops
         start_vars, checked, written = plan.start_vars, plan.checked_vars, plan.written_vars
-        stateless = not (start_vars or checked or written)
+        stateless = not (start_vars or checked or written or random_ops)
         if stateless and jitted is not None and all(kind == "traced" and where == i
                                                     for i, (kind, where) in enumerate(sources)):
             if consts:
-                return lambda feeds, store: [_to_numpy(v) for v in jitted(*feeds, *consts)]
-            return lambda feeds, store: [_to_numpy(v) for v in jitted(*feeds)]
+                return lambda feeds, _: [_to_numpy(v) for v in jitted(*feeds, *consts)]
+            return lambda feeds, _: [_to_numpy(v) for v in jitted(*feeds)]
         n_fetched = sum(kind == "traced" for kind, _ in sources)
 
-        def run(feeds, store):
+        def run(feeds, session_state):
+            store = session_state.variables
             outs = ()
             if jitted is not None:
                 try:
@@ -113,6 +115,8 @@ class Executable:
                 except KeyError:
                     raise _uninitialized(plan, store) from None
                 flags = [np.bool_(v in store) for v in checked]
+                if random_ops:
+                    flags.append(session_state.draw_keys(random_ops))
                 outs = jitted(*feeds, *starts, *flags, *consts)
                 for var, value in zip(written, outs[n_fetched:]):
                     store[var] = value
@@ -129,6 +133,12 @@ class Executable:
         return run
 
 
+def _prng_key(row):
+    """A JAX key from (seed, seed2, run count): fresh per run, reproducible per seed."""
+    key = jax.random.key(row[0])
+    return jax.random.fold_in(jax.random.fold_in(key, row[1]), row[2])
+
+
 def _uninitialized(plan, store):
     var = next(v for v in plan.start_vars if v not in store)
     reader = plan.first_reader[var]
@@ -137,14 +147,17 @@ def _uninitialized(plan, store):
         f"[[{{{{node {reader.name}}}}}]]")
 
 
-def _graph_function(ops, fetches, feed_tensors, const_args, static, canonical, plan, stats):
+def _graph_function(ops, fetches, feed_tensors, const_args, static, canonical, plan,
+                    random_ops, stats):
     """The Python function jax traces: evaluates `ops` in order, threading variables.
 
-    Arguments: feeds, variables' start values, is-initialized flags, big constants.
+    Arguments: feeds, variables' start values, is-initialized flags, the random ops'
+    (seed, seed2, run count) rows (when there are random ops), big constants.
     Returns: the fetched values, then the final value of every written variable.
     """
     n_feeds, n_starts = len(feed_tensors), len(plan.start_vars)
-    n_flags = len(plan.checked_vars)
+    n_flags = len(plan.checked_vars) + (1 if random_ops else 0)
+    random_index = {op: i for i, op in enumerate(random_ops)}
 
     def run_graph(*args):
         stats.traces += 1
@@ -152,6 +165,7 @@ def _graph_function(ops, fetches, feed_tensors, const_args, static, canonical, p
         env.update(zip(feed_tensors, args))
         start = dict(zip(plan.start_vars, args[n_feeds:]))
         flags = dict(zip(plan.checked_vars, args[n_feeds + n_starts:]))
+        key_rows = args[n_feeds + n_starts + n_flags - 1] if random_ops else None
         env.update(zip(const_args, args[n_feeds + n_starts + n_flags:]))
         written = {}  # (writer op, variable) -> value
         for op in ops:
@@ -172,6 +186,8 @@ def _graph_function(ops, fetches, feed_tensors, const_args, static, canonical, p
                     inputs.append(start[var] if writer is None else written[(writer, var)])
                 else:
                     inputs.append(None)  # overwritten without being read
+            if op_def.random:
+                inputs.insert(0, _prng_key(key_rows[random_index[op]]))
             if op_def.writes:
                 refs = state._written_inputs(op)
                 values = lowering.lower_writer(op, inputs, refs)

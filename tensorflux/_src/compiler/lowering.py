@@ -53,7 +53,7 @@ def _static_outputs_small(op) -> bool:
     return True
 
 
-def can_fold(op, inputs) -> bool:
+def can_fold(op, inputs) -> bool:  # random and stateful ops never fold
     return (not op.op_def.stateful and op.op_def.lower is not None
             and all(isinstance(v, np.ndarray) for v in inputs) and _static_outputs_small(op))
 

@@ -81,6 +81,8 @@ class OpDef:
     overwrites: the written refs' old values are not read (Assign), so `lower` gets
               None for them and an uninitialized variable may be assigned.
     checks_initialized: `lower` gets, for each Ref input, whether it is initialized.
+    random:   `lower(key, *inputs)` gets a fresh JAX PRNG key each run, derived from the
+              op's (seed, seed2) attrs and how many times the Session ran it.
     """
 
     name: str
@@ -96,6 +98,7 @@ class OpDef:
     writes: tuple = ()
     overwrites: bool = False
     checks_initialized: bool = False
+    random: bool = False
     # Parsed forms, filled in by __post_init__.
     input_args: tuple = ()
     output_args: tuple = ()
@@ -106,7 +109,7 @@ class OpDef:
     def __post_init__(self):
         set_ = object.__setattr__
         set_(self, "input_args", tuple(_parse_arg(a) for a in self.inputs))
-        if self.writes or self.is_variable or self.checks_initialized:
+        if self.writes or self.is_variable or self.checks_initialized or self.random:
             set_(self, "stateful", True)
         set_(self, "output_args", tuple(_parse_arg(a) for a in self.outputs))
         set_(self, "type_attrs", {k: tuple(v) for k, v in self.attrs.items() if _is_type_set(v)})

@@ -9,6 +9,7 @@ unrelated ops to the graph does not re-trace anything.
 from __future__ import annotations
 
 import contextlib
+import secrets
 
 import numpy as np
 
@@ -19,6 +20,28 @@ from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.runtime import default_session, devices, fetches as _fetches
 from tensorflux._src.runtime.config import ConfigProto
 from tensorflux._src.framework.tensor_conversion import make_ndarray
+
+
+class SessionState:
+    """What persists across runs of one Session: variable buffers and PRNG positions."""
+
+    def __init__(self):
+        self.variables = {}  # VariableV2 op -> its current value (a device buffer)
+        self._random = {}  # random op -> [seed, seed2, times run]
+
+    def draw_keys(self, random_ops):
+        """(seed, seed2, count) rows for this run's random ops; advances their counts."""
+        rows = []
+        for op in random_ops:
+            row = self._random.get(op)
+            if row is None:
+                seed, seed2 = op.get_attr("seed"), op.get_attr("seed2")
+                if seed == 0 and seed2 == 0:  # unseeded: differs in every session
+                    seed, seed2 = secrets.randbits(31), secrets.randbits(31)
+                row = self._random[op] = [seed, seed2, 0]
+            rows.append(tuple(row))
+            row[2] += 1
+        return np.array(rows, dtype=np.uint32)
 
 
 class _Run:
@@ -42,7 +65,7 @@ class BaseSession:
         self._runs = {}  # (graph version, fetch key, feed key) -> _Run
         self._runs_version = self._graph.version
         self._executables = {}  # pruned-subgraph signature -> Executable
-        self._variables = {}  # VariableV2 op -> its current value (a device buffer)
+        self._state = SessionState()
         self.compile_stats = CompileStats()
         self._context_stack = None
 
@@ -81,7 +104,7 @@ class BaseSession:
             run = self._prepare(fetches, feed_key)
             if key is not None:
                 self._runs[key] = run
-        return run.rebuild(run.executable.run(feed_values, self._variables))
+        return run.rebuild(run.executable.run(feed_values, self._state))
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function running `fetches` with positional values for `feed_list`."""
@@ -147,7 +170,7 @@ class BaseSession:
         self._closed = True
         self._runs.clear()
         self._executables.clear()
-        self._variables.clear()
+        self._state = SessionState()
 
     def as_default(self):
         """Makes this the session `Tensor.eval()` and `Operation.run()` use."""
