@@ -1,3 +1,389 @@
-"""(being written)"""
+"""Matrix products: `matmul` (MatMul / BatchMatMulV2), `tensordot`, `einsum` (Einsum).
 
-__all__ = []
+Shape errors use the wording of TF's C++ shape functions ("Shape must be rank 2 but is
+rank 1", "Dimensions must be equal, but are 3 and 4"), which op_builder completes with
+"for 'MatMul' (op: 'MatMul') with input shapes: ...".
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+
+import jax.numpy as jnp
+import numpy as np
+
+from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.operation import Tensor
+from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
+from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.math_ops import array_fn
+from tensorflux._src.ops.reduce_ops import reduce_prod
+from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.shape_fns import broadcast, static_value
+
+_d = _dtypes
+MATMUL_TYPES = _d.FLOATS + (_d.int32, _d.int64) + _d.COMPLEX
+
+__all__ = ["einsum", "matmul", "tensordot"]
+
+
+# -- shape helpers with the C++ shape-inference wording ---------------------------------------
+def _with_rank(shape, rank):
+    if shape.ndims is not None and shape.ndims != rank:
+        raise ValueError(f"Shape must be rank {rank} but is rank {shape.ndims}")
+    return shape if shape.ndims is not None else unknown_shape(rank)
+
+
+def _with_rank_at_least(shape, rank):
+    if shape.ndims is not None and shape.ndims < rank:
+        raise ValueError(f"Shape must be at least rank {rank} but is rank {shape.ndims}")
+    return shape
+
+
+def _merge_dims(a, b):
+    a, b = Dimension(a.value if isinstance(a, Dimension) else a), \
+        Dimension(b.value if isinstance(b, Dimension) else b)
+    if not a.is_compatible_with(b):
+        raise ValueError(f"Dimensions must be equal, but are {a.value} and {b.value}")
+    return a.merge_with(b)
+
+
+# -- MatMul: rank-2 only, with transposes -----------------------------------------------------
+def _matmul_shape(op):
+    a = _with_rank(op.inputs[0].shape, 2)
+    b = _with_rank(op.inputs[1].shape, 2)
+    ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    rows, inner_a = (a.dims[1], a.dims[0]) if ta else (a.dims[0], a.dims[1])
+    inner_b, cols = (b.dims[1], b.dims[0]) if tb else (b.dims[0], b.dims[1])
+    _merge_dims(inner_a, inner_b)
+    return TensorShape([rows, cols])
+
+
+register(OpDef(
+    "MatMul", inputs=("a: T", "b: T"), outputs=("product: T",),
+    attrs={"T": MATMUL_TYPES, "transpose_a": False, "transpose_b": False},
+    shape=_matmul_shape,
+    lower=lambda a, b, transpose_a, transpose_b: jnp.matmul(a.T if transpose_a else a,
+                                                            b.T if transpose_b else b),
+    grad=None,
+))
+
+
+# -- BatchMatMulV2: rank >= 2, adjoints, broadcasting batch dimensions -------------------------
+def _batch_matmul_shape(op):
+    x = _with_rank_at_least(op.inputs[0].shape, 2)
+    y = _with_rank_at_least(op.inputs[1].shape, 2)
+    if x.ndims is None or y.ndims is None:
+        return unknown_shape()  # the batch dimensions are unknown
+    adj_x, adj_y = op.get_attr("adj_x"), op.get_attr("adj_y")
+    rows = x.dims[-1] if adj_x else x.dims[-2]
+    cols = y.dims[-2] if adj_y else y.dims[-1]
+    _merge_dims(x.dims[-2] if adj_x else x.dims[-1], y.dims[-1] if adj_y else y.dims[-2])
+    batch = broadcast(x[:-2], y[:-2])
+    return batch.concatenate([rows, cols])
+
+
+def _adjoint(m):
+    return jnp.conj(jnp.swapaxes(m, -1, -2))
+
+
+register(OpDef(
+    "BatchMatMulV2", inputs=("x: T", "y: T"), outputs=("output: T",),
+    attrs={"T": MATMUL_TYPES, "adj_x": False, "adj_y": False},
+    shape=_batch_matmul_shape,
+    lower=lambda x, y, adj_x, adj_y: jnp.matmul(_adjoint(x) if adj_x else x,
+                                                _adjoint(y) if adj_y else y),
+    grad=None,
+))
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+           a_is_sparse=False, b_is_sparse=False, name=None):
+    """The matrix product a @ b over the last two dimensions; leading dimensions broadcast.
+
+    Rank-2 operands give one MatMul op; anything else (or an unknown rank) BatchMatMulV2,
+    as TF 1.15 builds it. `adjoint_*` conjugate and transpose; `*_is_sparse` are hints that
+    XLA does not need and are ignored.
+    """
+    del a_is_sparse, b_is_sparse  # a sparse kernel choice in TF; XLA picks its own
+    with _graph.name_scope(name, "MatMul", [a, b]) as scope:
+        if transpose_a and adjoint_a:
+            raise ValueError("Only one of transpose_a and adjoint_a can be True.")
+        if transpose_b and adjoint_b:
+            raise ValueError("Only one of transpose_b and adjoint_b can be True.")
+        a = convert_to_tensor(a, name="a")
+        b = convert_to_tensor(b, name="b")
+        rank_a, rank_b = a.shape.ndims, b.shape.ndims
+        if rank_a is None or rank_a > 2 or rank_b is None or rank_b > 2:
+            # BatchMatMulV2 has adjoints only: a transpose is the adjoint of the conjugate.
+            if transpose_a:
+                a, adjoint_a = math_ops.conj(a), True
+            if transpose_b:
+                b, adjoint_b = math_ops.conj(b), True
+            return apply_op("BatchMatMulV2", name=scope, x=a, y=b, adj_x=adjoint_a,
+                            adj_y=adjoint_b)
+        # MatMul has transposes only: an adjoint is the transpose of the conjugate.
+        if adjoint_a:
+            a, transpose_a = math_ops.conj(a), True
+        if adjoint_b:
+            b, transpose_b = math_ops.conj(b), True
+        return apply_op("MatMul", name=scope, a=a, b=b, transpose_a=transpose_a,
+                        transpose_b=transpose_b)
+
+
+# -- tensordot: transpose + reshape + MatMul + reshape, as TF composes it ---------------------
+def _tensordot_axes(a, axes):
+    """The contraction axes of a and b as two lists of ints."""
+    if isinstance(axes, np.ndarray):
+        axes = axes.tolist()
+    if isinstance(axes, Tensor):
+        value = static_value(axes)
+        if value is None:
+            raise ValueError("tensordot needs 'axes' at graph construction time; got a "
+                             "tensor whose value is only known at run time.")
+        axes = value.tolist()
+    if isinstance(axes, (int, np.integer)):
+        axes = int(axes)
+        if axes < 0:
+            raise ValueError("'axes' must be at least 0.")
+        if a.shape.ndims is None:
+            raise ValueError("tensordot needs the rank of 'a' when 'axes' is an integer.")
+        if axes > a.shape.ndims:
+            raise ValueError(f"'axes' must not be larger than the number of dimensions of "
+                             f"tensor {a}.")
+        return list(range(a.shape.ndims - axes, a.shape.ndims)), list(range(axes))
+    if isinstance(axes, (list, tuple)):
+        if len(axes) != 2:
+            raise ValueError("'axes' must be an integer or have length 2.")
+        a_axes, b_axes = axes
+        if isinstance(a_axes, (int, np.integer)) and isinstance(b_axes, (int, np.integer)):
+            a_axes, b_axes = [a_axes], [b_axes]
+        a_axes, b_axes = [int(i) for i in a_axes], [int(i) for i in b_axes]
+        if len(a_axes) != len(b_axes):
+            raise ValueError(f"Different number of contraction axes 'a' and 'b', "
+                             f"{len(a_axes)} != {len(b_axes)}.")
+        return a_axes, b_axes
+    raise TypeError(f"'axes' must be an int, a pair of lists or a tensor, got {axes!r}")
+
+
+def _tensordot_reshape(x, axes, flipped=False):
+    """x transposed and reshaped to a matrix: (free, contracted), or (contracted, free).
+
+    Returns the matrix and the free dimensions (ints, or a shape tensor when some are
+    unknown) plus their static values.
+    """
+    if x.shape.ndims is None:
+        raise ValueError("tensordot needs operands of known rank.")
+    shape = x.shape.as_list()
+    axes = [i + len(shape) if i < 0 else i for i in axes]
+    free = [i for i in range(len(shape)) if i not in axes]
+    perm = axes + free if flipped else free + axes
+    free_static = [shape[i] for i in free]
+    transpose, reshape = array_fn("transpose"), array_fn("reshape")
+    if x.shape.is_fully_defined():
+        prod_free = int(np.prod(free_static, dtype=np.int64))
+        prod_axes = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+        new_shape = [prod_axes, prod_free] if flipped else [prod_free, prod_axes]
+        return reshape(transpose(x, perm), new_shape), free_static, free_static
+    # Some dims are unknown: compute them from tf.shape(x) in the graph.
+    gather = array_fn("gather")
+    axes_t = convert_to_tensor(axes, dtype=_d.int32, name="axes")
+    free_t = convert_to_tensor(free, dtype=_d.int32, name="free")
+    shape_x = array_fn("shape")(x)
+    free_dims = gather(shape_x, free_t)
+    prod_free = reduce_prod(free_dims)
+    prod_axes = reduce_prod(gather(shape_x, axes_t))
+    if flipped:
+        perm_t = array_fn("concat")([axes_t, free_t], 0)
+        new_shape = array_fn("stack")([prod_axes, prod_free])
+    else:
+        perm_t = array_fn("concat")([free_t, axes_t], 0)
+        new_shape = array_fn("stack")([prod_free, prod_axes])
+    return reshape(transpose(x, perm_t), new_shape), free_dims, free_static
+
+
+def tensordot(a, b, axes, name=None):
+    """Sum of products over `axes`: an int N (last N of a with first N of b) or a pair of
+    axis lists. Like numpy.tensordot; built from transpose, reshape and one MatMul."""
+    with _graph.name_scope(name, "Tensordot", [a, b, axes]) as scope:
+        a = convert_to_tensor(a, name="a")
+        b = convert_to_tensor(b, name="b")
+        a_axes, b_axes = _tensordot_axes(a, axes)
+        a_matrix, a_free, a_free_static = _tensordot_reshape(a, a_axes)
+        b_matrix, b_free, b_free_static = _tensordot_reshape(b, b_axes, flipped=True)
+        product = matmul(a_matrix, b_matrix)
+        reshape = array_fn("reshape")
+        if isinstance(a_free, list) and isinstance(b_free, list):
+            return reshape(product, a_free + b_free, name=scope)
+        a_free = convert_to_tensor(a_free, dtype=_d.int32)
+        b_free = convert_to_tensor(b_free, dtype=_d.int32)
+        result = reshape(product, array_fn("concat")([a_free, b_free], 0), name=scope)
+        result.set_shape(a_free_static + b_free_static)
+        return result
+
+
+# -- Einsum: one or two operands, equation parsed for shapes ----------------------------------
+def _parse_equation(equation):
+    parts = equation.split("->")
+    if len(parts) != 2:
+        raise ValueError(f"Expecting exactly one '->' in einsum equation: {equation}")
+    inputs = parts[0].split(",")
+    if len(inputs) not in (1, 2):
+        raise ValueError(f"Expecting 1 or 2 input subscripts in equation '{equation}' but "
+                         f"got: {len(inputs)}")
+    return inputs, parts[1]
+
+
+def _has_ellipsis(subscript):
+    periods = subscript.count(".")
+    if periods not in (0, 3):
+        raise ValueError(f"Expected at most one ellipsis (...), but found {periods} periods "
+                         f"(.) in the input subscript: {subscript}")
+    if periods == 3 and "..." not in subscript:
+        raise ValueError(f"Periods found outside of ellipsis in subscript: {subscript}")
+    return periods == 3
+
+
+def _einsum_shape(op):
+    equation = op.get_attr("equation")
+    input_labels, output_labels = _parse_equation(equation)
+    if len(op.inputs) != len(input_labels):
+        raise ValueError(f"Expected {len(input_labels)} inputs for equation {equation} but "
+                         f"got: {len(op.inputs)}")
+    label_dims = {}
+    bcast_shapes = []  # the dims each input's ellipsis stands for
+    for i, (labels, tensor) in enumerate(zip(input_labels, op.inputs)):
+        shape = tensor.shape
+        ellipsis = _has_ellipsis(labels)
+        named = labels.replace("...", "")
+        context = f"\n\t for {i}th input and equation: {equation}"
+        if shape.ndims is not None:
+            if ellipsis and shape.ndims < len(named):
+                raise ValueError(f"Shape must be at least rank {len(named)} but is rank "
+                                 f"{shape.ndims}{context}")
+            if not ellipsis and shape.ndims != len(named):
+                raise ValueError(f"Shape must be rank {len(named)} but is rank "
+                                 f"{shape.ndims}{context}")
+        before, _, after = labels.partition("...")
+        if shape.ndims is None:
+            dims = {label: Dimension(None) for label in named}
+            bcast_shapes.append(unknown_shape() if ellipsis else TensorShape([]))
+        else:
+            all_dims = shape.dims
+            tail = all_dims[len(all_dims) - len(after):] if after else []
+            dims_seq = list(zip(before, all_dims[:len(before)])) + list(zip(after, tail))
+            dims = collections.OrderedDict()
+            for label, dim in dims_seq:
+                dims[label] = _merge_dims(dims[label], dim) if label in dims else dim
+            bcast_shapes.append(TensorShape(all_dims[len(before):len(all_dims) - len(after)])
+                                if ellipsis else TensorShape([]))
+        for label, dim in dims.items():
+            label_dims[label] = _merge_dims(label_dims[label], dim) if label in label_dims \
+                else dim
+    out_bcast = bcast_shapes[0] if len(bcast_shapes) == 1 else broadcast(*bcast_shapes)
+    if _has_ellipsis(output_labels):
+        if out_bcast.ndims is None:
+            return unknown_shape()
+    elif out_bcast.ndims:
+        raise ValueError(f"Shape must be at most rank 0 but is rank {out_bcast.ndims}\n\t for "
+                         f"einsum equation '{equation}' without ellipsis (...) in the output "
+                         f"subscripts where input(s) have non-empty broadcasting shape")
+    before, _, after = output_labels.partition("...")
+    dims = []
+    for label in before + ("." if "..." in output_labels else "") + after:
+        if label == ".":
+            dims.extend(out_bcast.dims)
+            continue
+        if label not in label_dims:
+            raise ValueError(f"Einsum output subscripts for equation '{equation}' has label "
+                             f"'{label}' which is not present in the input subscripts")
+        dims.append(label_dims[label])
+    return TensorShape(dims)
+
+
+register(OpDef(
+    "Einsum", inputs=("inputs: N * T",), outputs=("output: T",),
+    attrs={"T": _d.NUMBERS, "equation": REQUIRED},
+    shape=_einsum_shape,
+    lower=lambda *inputs, equation: jnp.einsum(equation, *inputs),
+    grad=None,
+))
+
+
+def _resolve_equation(equation, num_inputs):
+    """TF's Python-side checks; fills in implicit output subscripts (labels seen once)."""
+    resolved = equation.replace(" ", "")
+    ellipsis_label = None
+    if "..." in equation:
+        # '0' stands for the ellipsis while parsing, as in TF.
+        ellipsis_label = "0"
+        if ellipsis_label in resolved:
+            raise ValueError(f'Invalid character "{ellipsis_label}" in equation: {equation}.')
+        resolved = resolved.replace("...", ellipsis_label)
+    allowed = "a-zA-Z" + (ellipsis_label or "")
+    match = re.match(f"^([{allowed},]*)(->[{allowed}]*)?$", resolved)
+    if not match:
+        raise ValueError(f"Subscripts have incorrect format: {resolved}")
+    input_labels = match.group(1).split(",")
+    output_labels = match.group(2)[2:] if match.group(2) else None
+    if num_inputs != len(input_labels):
+        raise ValueError(f'Got {num_inputs} inputs for equation "{equation}", expecting '
+                         f"{len(input_labels)}")
+    if "->" not in resolved:
+        counts = collections.Counter(match.group(1))
+        output_labels = "".join(x for x in sorted(counts) if x != "," and counts[x] == 1)
+        resolved += "->" + output_labels
+    if output_labels and len(set(output_labels)) != len(output_labels):
+        raise ValueError(f"Output subscripts contain a label appearing more than once: "
+                         f"{equation}")
+    for label in output_labels:
+        if label != ellipsis_label and label not in match.group(1):
+            raise ValueError(f"Output subscripts contain the label {label} not present in "
+                             f"the input subscripts.")
+    if ellipsis_label:
+        resolved = resolved.replace(ellipsis_label, "...")
+    return resolved
+
+
+def _pairwise(equation, inputs):
+    """Contracts more than two operands two at a time, left to right (TF uses opt_einsum
+    to order them; the result is the same). Each step keeps the labels still needed."""
+    in_labels, out_labels = equation.split("->")
+    subs = in_labels.split(",")
+    acc, acc_sub = inputs[0], subs[0]
+    for k in range(1, len(inputs)):
+        rest = "".join(subs[k + 1:]) + out_labels
+        seen = acc_sub + subs[k]
+        keep = "".join(dict.fromkeys(c for c in seen.replace("...", "")
+                                     if c in rest))
+        if "..." in seen:
+            keep = "..." + keep
+        acc = apply_op("Einsum", inputs=[acc, inputs[k]],
+                       equation=f"{acc_sub},{subs[k]}->{keep}")
+        acc_sub = keep
+    if acc_sub != out_labels:
+        acc = apply_op("Einsum", inputs=[acc], equation=f"{acc_sub}->{out_labels}")
+    return acc
+
+
+def einsum(equation, *inputs, **kwargs):
+    """Einstein summation: `einsum('ij,jk->ik', a, b)` is a @ b.
+
+    Subscripts are letters with at most one '...' per operand (broadcast dimensions);
+    without '->' the output is the labels that appear once, sorted. Two operands or fewer
+    give one Einsum op, named "einsum/Einsum" by default, as TF names it.
+    """
+    name = kwargs.pop("name", None)
+    kwargs.pop("optimize", None)
+    if kwargs:
+        raise TypeError(f"Invalid keyword arguments for einsum: {', '.join(kwargs)}")
+    with _graph.name_scope(name, "einsum", [equation, inputs]):
+        inputs = [convert_to_tensor(x) for x in inputs]
+        resolved = _resolve_equation(equation, len(inputs))
+        if len(inputs) <= 2:
+            return apply_op("Einsum", inputs=inputs, equation=resolved)
+        return _pairwise(resolved, inputs)

@@ -1,237 +1,295 @@
-"""Elementwise math: arithmetic, comparisons, logic, casts (one OpDef record per op)."""
+"""Elementwise math: arithmetic, comparisons, logic, casts, complex parts (one OpDef per op).
+
+Dtype sets are TF1's OpDef sets (math_ops.cc), narrowed to the types TF1 has kernels for
+where the OpDef is wider (Tan on ints, Add on strings): an unsupported dtype then fails
+at graph construction with TF's "Value passed to parameter ..." message, not later.
+
+Integer semantics follow TF's C++ kernels, not NumPy's: `Div`, `TruncateDiv` and
+`Reciprocal` truncate toward zero; `FloorDiv`/`FloorMod` round toward -inf, and
+`FloorDiv` on floats is `floor(x / y)`.
+"""
 
 from __future__ import annotations
+
+import builtins
+import importlib
+import inspect
 
 import jax
 import jax.numpy as jnp
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast_binary, unchanged
 
-F, C, N, R = _dtypes.FLOATS, _dtypes.COMPLEX, _dtypes.NUMBERS, _dtypes.REAL
-SIGNED = _dtypes.FLOATS + _dtypes.SIGNED_INTS + _dtypes.COMPLEX
+_d = _dtypes
+F, C = _d.FLOATS, _d.COMPLEX  # F includes bfloat16 and float16, as TF1.15's sets do
+# TF's named type sets from math_ops.cc.
+UNARY = F + (_d.int32, _d.int64) + C
+UNARY_COMPLEX = F + C
+BINARY_MORE = F + (_d.uint8, _d.int8, _d.uint16, _d.int16, _d.int32, _d.int64) + C
+BINARY_FEWER = F + (_d.int32, _d.int64) + C
+ADD_TYPES = F + (_d.uint8, _d.int8, _d.int16, _d.int32, _d.int64) + C  # + string in TF
+MINMAX = F + (_d.int32, _d.int64)
+MOD_TYPES = (_d.int32, _d.int64) + F
+EQUALITY = F + (_d.uint8, _d.int8, _d.int16, _d.int32, _d.int64) + C + (_d.bool,)
+NO_NAN = (_d.float16, _d.float32, _d.float64) + C
 
 __all__ = [
-    "abs",
-    "acos",
-    "add",
-    "add_n",
-    "asin",
-    "atan",
-    "atan2",
-    "cast",
-    "ceil",
-    "clip_by_value",
-    "cos",
-    "cosh",
-    "div",
-    "divide",
-    "equal",
-    "erf",
-    "erfc",
-    "exp",
-    "expm1",
-    "floor",
-    "floordiv",
-    "floormod",
-    "greater",
-    "greater_equal",
-    "is_finite",
-    "is_inf",
-    "is_nan",
-    "less",
-    "less_equal",
-    "lgamma",
-    "log",
-    "log1p",
-    "logical_and",
-    "logical_not",
-    "logical_or",
-    "logical_xor",
-    "maximum",
-    "minimum",
-    "mod",
-    "multiply",
-    "negative",
-    "not_equal",
-    "pow",
-    "realdiv",
-    "reciprocal",
-    "rint",
-    "round",
-    "rsqrt",
-    "saturate_cast",
-    "sigmoid",
-    "sign",
-    "sin",
-    "sinh",
-    "sqrt",
-    "square",
-    "squared_difference",
-    "subtract",
-    "tan",
-    "tanh",
-    "to_bfloat16",
-    "to_double",
-    "to_float",
-    "to_int32",
-    "to_int64",
-    "truediv",
-    "truncatediv",
-    "truncatemod",
+    "abs", "acos", "acosh", "add", "add_n", "angle", "asin", "asinh", "atan", "atan2",
+    "atanh", "bessel_i0e", "bessel_i1e", "cast", "ceil", "clip_by_value", "complex", "conj",
+    "cos", "cosh", "digamma", "div", "div_no_nan", "divide", "equal", "erf", "erfc",
+    "erfinv", "exp", "expm1", "floor", "floor_div", "floordiv", "floormod", "greater",
+    "greater_equal", "imag", "is_finite", "is_inf", "is_nan", "less", "less_equal", "lgamma",
+    "log", "log1p", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
+    "minimum", "mod", "multiply", "multiply_no_nan", "ndtri", "negative", "not_equal", "pow",
+    "real", "realdiv", "reciprocal", "rint", "round", "rsqrt", "saturate_cast", "scalar_mul",
+    "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "squared_difference", "subtract",
+    "tan", "tanh", "to_bfloat16", "to_complex128", "to_complex64", "to_double", "to_float",
+    "to_int32", "to_int64", "truediv", "truncatediv", "truncatemod", "xdivy", "xlogy",
 ]
 
 
 def _unary(op_type, lower, dtypes, out="y: T"):
     register(OpDef(op_type, inputs=("x: T",), outputs=(out,), attrs={"T": dtypes},
-                   shape=unchanged, lower=lower))
+                   shape=unchanged, lower=lower, grad=None))
 
 
-def _binary(op_type, lower, dtypes, out="z: T"):
-    register(OpDef(op_type, inputs=("x: T", "y: T"), outputs=(out,), attrs={"T": dtypes},
-                   shape=broadcast_binary, lower=lower))
+def _binary(op_type, lower, dtypes, out="z: T", inputs=("x: T", "y: T")):
+    # Comparisons (bool outputs) have no gradient in TF: NotDifferentiable, not missing.
+    register(OpDef(op_type, inputs=inputs, outputs=(out,), attrs={"T": dtypes},
+                   shape=broadcast_binary, lower=lower, grad=None,
+                   not_differentiable=out.endswith("bool")))
+
+
+def _is_int(x):
+    return jnp.issubdtype(x.dtype, jnp.integer)
+
+
+def _trunc_div(x, y):
+    # XLA's integer division rounds toward zero, like C and TF's CPU kernels.
+    return jax.lax.div(*jnp.broadcast_arrays(x, y)) if _is_int(x) else jnp.trunc(x / y)
+
+
+def _floor_div(x, y):
+    # TF's floats: floor(x / y) (NumPy's floor_divide differs, e.g. 1 // 0.1 == 9).
+    return jnp.floor_divide(x, y) if _is_int(x) else jnp.floor(x / y)
+
+
+def _sign(x):
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        return jnp.where(jnp.isnan(x), jnp.zeros_like(x), jnp.sign(x))  # TF1: 0 for NaN
+    return jnp.sign(x)
+
+
+def _where_zero(cond, value):
+    return jnp.where(cond, jnp.zeros_like(value), value)
 
 
 # -- binary arithmetic ------------------------------------------------------------------
-_binary("Add", jnp.add, N)
-_binary("Sub", jnp.subtract, N)
-_binary("Mul", jnp.multiply, N)
-_binary("RealDiv", jnp.divide, F + C)
-_binary("Div", lambda x, y: jnp.floor_divide(x, y) if x.dtype.kind in "iu" else x / y, N)
-_binary("FloorDiv", jnp.floor_divide, R)
-_binary("FloorMod", jnp.remainder, R)
-_binary("TruncateDiv", lambda x, y: lax_truncdiv(x, y), _dtypes.INTS)
-_binary("TruncateMod", lambda x, y: jnp.fmod(x, y), R)
-_binary("Pow", jnp.power, N)
-_binary("Maximum", jnp.maximum, R)
-_binary("Minimum", jnp.minimum, R)
-_binary("SquaredDifference", lambda x, y: jnp.square(x - y) if x.dtype.kind != "c"
-        else (x - y) * jnp.conj(x - y), N)
-_binary("Atan2", jnp.arctan2, F)
-
-
-def lax_truncdiv(x, y):
-    return jax.lax.div(x, y)  # XLA integer division rounds toward zero, like C
-
+_binary("Add", jnp.add, ADD_TYPES)
+_binary("Sub", jnp.subtract, BINARY_MORE)
+_binary("Mul", jnp.multiply, BINARY_MORE)
+_binary("RealDiv", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE)
+_binary("Div", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE)
+_binary("FloorDiv", _floor_div, BINARY_MORE)
+_binary("TruncateDiv", _trunc_div, BINARY_MORE)
+_binary("FloorMod", jnp.remainder, MOD_TYPES)  # sign of y, like Python's %
+_binary("TruncateMod", jnp.fmod, MOD_TYPES)  # sign of x, like C's fmod
+# Integer x ** negative y is an error in TF's CPU kernel; under XLA it is 0 (1 for |x|=1).
+_binary("Pow", jnp.power, F + (_d.int32, _d.int64) + C)
+_binary("Maximum", jnp.maximum, MINMAX)
+_binary("Minimum", jnp.minimum, MINMAX)
+_binary("SquaredDifference", lambda x, y: (x - y) * jnp.conj(x - y), BINARY_FEWER)
+_binary("Atan2", jnp.arctan2, F, inputs=("y: T", "x: T"))
+_binary("DivNoNan", lambda x, y: _where_zero(y == 0, x / y), NO_NAN)
+_binary("MulNoNan", lambda x, y: _where_zero(y == 0, x * y), NO_NAN)
+_binary("Xlogy", lambda x, y: _where_zero(x == 0, x * jnp.log(y)), NO_NAN)
+_binary("Xdivy", lambda x, y: _where_zero(x == 0, x / y), NO_NAN)
 
 # -- comparisons and logic --------------------------------------------------------------
-_binary("Equal", jnp.equal, _dtypes.NUMBERS + (_dtypes.bool,), out="z: bool")
-_binary("NotEqual", jnp.not_equal, _dtypes.NUMBERS + (_dtypes.bool,), out="z: bool")
-_binary("Less", jnp.less, R, out="z: bool")
-_binary("LessEqual", jnp.less_equal, R, out="z: bool")
-_binary("Greater", jnp.greater, R, out="z: bool")
-_binary("GreaterEqual", jnp.greater_equal, R, out="z: bool")
+_binary("Equal", jnp.equal, EQUALITY, out="z: bool")  # + string in TF (no XLA kernel)
+_binary("NotEqual", jnp.not_equal, EQUALITY, out="z: bool")
+_binary("Less", jnp.less, _d.REAL, out="z: bool")
+_binary("LessEqual", jnp.less_equal, _d.REAL, out="z: bool")
+_binary("Greater", jnp.greater, _d.REAL, out="z: bool")
+_binary("GreaterEqual", jnp.greater_equal, _d.REAL, out="z: bool")
 register(OpDef("LogicalAnd", inputs=("x: bool", "y: bool"), outputs=("z: bool",),
-               shape=broadcast_binary, lower=jnp.logical_and))
+               shape=broadcast_binary, lower=jnp.logical_and, not_differentiable=True))
 register(OpDef("LogicalOr", inputs=("x: bool", "y: bool"), outputs=("z: bool",),
-               shape=broadcast_binary, lower=jnp.logical_or))
+               shape=broadcast_binary, lower=jnp.logical_or, not_differentiable=True))
 register(OpDef("LogicalNot", inputs=("x: bool",), outputs=("y: bool",), shape=unchanged,
-               lower=jnp.logical_not))
+               lower=jnp.logical_not, not_differentiable=True))
 
 # -- unary --------------------------------------------------------------------------------
-_unary("Neg", jnp.negative, SIGNED)
-_unary("Abs", jnp.abs, F + _dtypes.SIGNED_INTS)
-register(OpDef("ComplexAbs", inputs=("x: T",), outputs=("y: Tout",),
-               attrs={"T": C, "Tout": (_dtypes.float32, _dtypes.float64)},
-               shape=unchanged, lower=jnp.abs))
-_unary("Sign", jnp.sign, SIGNED)
-_unary("Reciprocal", lambda x: (1 // x) if x.dtype.kind in "iu" else 1 / x, SIGNED)
-_unary("Square", jnp.square, SIGNED)
-_unary("Sqrt", jnp.sqrt, F + C)
-_unary("Rsqrt", jax.lax.rsqrt, F + C)
-_unary("Exp", jnp.exp, F + C)
-_unary("Expm1", jnp.expm1, F + C)
-_unary("Log", jnp.log, F + C)
-_unary("Log1p", jnp.log1p, F + C)
-_unary("Sin", jnp.sin, F + C)
-_unary("Cos", jnp.cos, F + C)
-_unary("Tan", jnp.tan, F + C)
-_unary("Asin", jnp.arcsin, F + C)
-_unary("Acos", jnp.arccos, F + C)
-_unary("Atan", jnp.arctan, F + C)
-_unary("Sinh", jnp.sinh, F + C)
-_unary("Cosh", jnp.cosh, F + C)
-_unary("Tanh", jnp.tanh, F + C)
-_unary("Sigmoid", jax.nn.sigmoid, F + C)
+_unary("Neg", jnp.negative, UNARY)
+_unary("Abs", jnp.abs, F + _d.SIGNED_INTS)
+_unary("Sign", _sign, UNARY)  # x / |x| for complex, 0 at 0
+# 1 / x in the input type: integers truncate (1 / 2 == 0, 1 / -1 == -1), as in C.
+_unary("Reciprocal", lambda x: _trunc_div(jnp.ones_like(x), x) if _is_int(x) else 1 / x,
+       UNARY)
+_unary("Square", jnp.square, UNARY)
+_unary("Round", jnp.round, UNARY)  # half to even; integers unchanged
+_unary("Sqrt", jnp.sqrt, UNARY_COMPLEX)
+_unary("Rsqrt", jax.lax.rsqrt, UNARY_COMPLEX)
+_unary("Exp", jnp.exp, UNARY_COMPLEX)
+_unary("Expm1", jnp.expm1, UNARY_COMPLEX)
+_unary("Log", jnp.log, UNARY_COMPLEX)
+_unary("Log1p", jnp.log1p, UNARY_COMPLEX)
+_unary("Sin", jnp.sin, UNARY_COMPLEX)
+_unary("Cos", jnp.cos, UNARY_COMPLEX)
+_unary("Tan", jnp.tan, UNARY_COMPLEX)
+_unary("Asin", jnp.arcsin, UNARY_COMPLEX)
+_unary("Acos", jnp.arccos, UNARY_COMPLEX)
+_unary("Atan", jnp.arctan, UNARY_COMPLEX)
+_unary("Sinh", jnp.sinh, UNARY_COMPLEX)
+_unary("Cosh", jnp.cosh, UNARY_COMPLEX)
+_unary("Tanh", jnp.tanh, UNARY_COMPLEX)
+_unary("Asinh", jnp.arcsinh, UNARY_COMPLEX)
+_unary("Acosh", jnp.arccosh, UNARY_COMPLEX)
+_unary("Atanh", jnp.arctanh, UNARY_COMPLEX)
+_unary("Sigmoid", jax.nn.sigmoid, UNARY_COMPLEX)
+_unary("Lgamma", jax.scipy.special.gammaln, F)
+_unary("Digamma", jax.scipy.special.digamma, F)
 _unary("Erf", jax.scipy.special.erf, F)
 _unary("Erfc", jax.scipy.special.erfc, F)
-_unary("Lgamma", jax.scipy.special.gammaln, F)
+_unary("Erfinv", jax.scipy.special.erfinv, F)
+_unary("Ndtri", jax.scipy.special.ndtri, F)
+_unary("BesselI0e", jax.scipy.special.i0e, F)
+_unary("BesselI1e", jax.scipy.special.i1e, F)
 _unary("Floor", jnp.floor, F)
 _unary("Ceil", jnp.ceil, F)
-_unary("Round", jnp.round, F + _dtypes.SIGNED_INTS)  # half to even, as TF
-_unary("Rint", jnp.rint, F)
+_unary("Rint", jnp.rint, F)  # half to even
 _unary("IsNan", jnp.isnan, F, out="y: bool")
 _unary("IsFinite", jnp.isfinite, F, out="y: bool")
 _unary("IsInf", jnp.isinf, F, out="y: bool")
 
+# -- complex parts: output is the real type named by Tout ---------------------------------
+_REAL_OUT = (_d.float32, _d.float64)
+for _name, _fn in (("ComplexAbs", jnp.abs), ("Real", jnp.real), ("Imag", jnp.imag),
+                   ("Angle", jnp.angle)):
+    register(OpDef(_name, inputs=("x: T",) if _name == "ComplexAbs" else ("input: T",),
+                   outputs=("y: Tout",) if _name == "ComplexAbs" else ("output: Tout",),
+                   attrs={"T": C, "Tout": _REAL_OUT}, shape=unchanged, lower=_fn, grad=None))
+register(OpDef("Conj", inputs=("input: T",), outputs=("output: T",), attrs={"T": C},
+               shape=unchanged, lower=jnp.conj, grad=None))
+register(OpDef("Complex", inputs=("real: T", "imag: T"), outputs=("out: Tout",),
+               attrs={"T": _REAL_OUT, "Tout": C}, shape=broadcast_binary,
+               lower=lambda re, im, Tout: jax.lax.complex(*jnp.broadcast_arrays(re, im)).astype(
+                   Tout.as_numpy_dtype),
+               grad=None))
+
 
 # -- public wrappers ------------------------------------------------------------------------
-def _op_fn(op_type, arg_names, doc):
-    def fn(*args, name=None):
-        return apply_op(op_type, name=name, **dict(zip(arg_names, args)))
+def _op_fn(public_name, op_type, arg_names, doc):
+    """`public_name(*arg_names, name=None)`: creates one `op_type` op (default name: its type).
+
+    Inputs may be given by position or keyword, as with TF's generated wrappers.
+    """
+    params = [inspect.Parameter(a, inspect.Parameter.POSITIONAL_OR_KEYWORD) for a in arg_names]
+    params.append(inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                    default=None))
+    signature = inspect.Signature(params)
+
+    def fn(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        inputs = dict(bound.arguments)
+        name = inputs.pop("name", None)
+        return apply_op(op_type, name=name, **inputs)
+
+    fn.__name__ = fn.__qualname__ = public_name
+    fn.__signature__ = signature
     fn.__doc__ = doc
+    fn.__module__ = __name__
     return fn
 
 
-add = _op_fn("Add", ("x", "y"), "x + y elementwise, with broadcasting.")
-subtract = _op_fn("Sub", ("x", "y"), "x - y elementwise, with broadcasting.")
-multiply = _op_fn("Mul", ("x", "y"), "x * y elementwise, with broadcasting.")
-realdiv = _op_fn("RealDiv", ("x", "y"), "x / y for floating and complex types.")
-floordiv_op = _op_fn("FloorDiv", ("x", "y"), "Floor division, rounding toward -inf.")
-floormod = _op_fn("FloorMod", ("x", "y"), "Remainder with the sign of y, like Python's %.")
-truncatediv = _op_fn("TruncateDiv", ("x", "y"), "Integer division rounding toward zero.")
-truncatemod = _op_fn("TruncateMod", ("x", "y"), "Remainder with the sign of x, like C's fmod.")
-maximum = _op_fn("Maximum", ("x", "y"), "max(x, y) elementwise, with broadcasting.")
-minimum = _op_fn("Minimum", ("x", "y"), "min(x, y) elementwise, with broadcasting.")
-squared_difference = _op_fn("SquaredDifference", ("x", "y"), "(x - y)^2 elementwise.")
-atan2 = _op_fn("Atan2", ("y", "x"), "atan(y / x) with the quadrant of (x, y).")
-equal = _op_fn("Equal", ("x", "y"), "x == y elementwise (bool).")
-not_equal = _op_fn("NotEqual", ("x", "y"), "x != y elementwise (bool).")
-less = _op_fn("Less", ("x", "y"), "x < y elementwise (bool).")
-less_equal = _op_fn("LessEqual", ("x", "y"), "x <= y elementwise (bool).")
-greater = _op_fn("Greater", ("x", "y"), "x > y elementwise (bool).")
-greater_equal = _op_fn("GreaterEqual", ("x", "y"), "x >= y elementwise (bool).")
-logical_and = _op_fn("LogicalAnd", ("x", "y"), "x AND y elementwise.")
-logical_or = _op_fn("LogicalOr", ("x", "y"), "x OR y elementwise.")
-logical_not = _op_fn("LogicalNot", ("x",), "NOT x elementwise.")
-negative = _op_fn("Neg", ("x",), "-x elementwise.")
-sign = _op_fn("Sign", ("x",), "-1, 0 or 1 by the sign of x (x/|x| for complex).")
-reciprocal = _op_fn("Reciprocal", ("x",), "1 / x elementwise.")
-square = _op_fn("Square", ("x",), "x * x elementwise.")
-sqrt = _op_fn("Sqrt", ("x",), "Square root elementwise.")
-rsqrt = _op_fn("Rsqrt", ("x",), "1 / sqrt(x) elementwise.")
-exp = _op_fn("Exp", ("x",), "e^x elementwise.")
-expm1 = _op_fn("Expm1", ("x",), "e^x - 1 elementwise, accurate near 0.")
-log = _op_fn("Log", ("x",), "Natural logarithm elementwise.")
-log1p = _op_fn("Log1p", ("x",), "log(1 + x) elementwise, accurate near 0.")
-sin = _op_fn("Sin", ("x",), "Sine elementwise.")
-cos = _op_fn("Cos", ("x",), "Cosine elementwise.")
-tan = _op_fn("Tan", ("x",), "Tangent elementwise.")
-asin = _op_fn("Asin", ("x",), "Arcsine elementwise.")
-acos = _op_fn("Acos", ("x",), "Arccosine elementwise.")
-atan = _op_fn("Atan", ("x",), "Arctangent elementwise.")
-sinh = _op_fn("Sinh", ("x",), "Hyperbolic sine elementwise.")
-cosh = _op_fn("Cosh", ("x",), "Hyperbolic cosine elementwise.")
-tanh = _op_fn("Tanh", ("x",), "Hyperbolic tangent elementwise.")
-sigmoid = _op_fn("Sigmoid", ("x",), "1 / (1 + e^-x) elementwise.")
-erf = _op_fn("Erf", ("x",), "Gauss error function elementwise.")
-erfc = _op_fn("Erfc", ("x",), "Complementary error function elementwise.")
-lgamma = _op_fn("Lgamma", ("x",), "log|Gamma(x)| elementwise.")
-floor = _op_fn("Floor", ("x",), "Largest integer <= x elementwise.")
-ceil = _op_fn("Ceil", ("x",), "Smallest integer >= x elementwise.")
-rint = _op_fn("Rint", ("x",), "Nearest integer, halves to even.")
-is_nan = _op_fn("IsNan", ("x",), "True where x is NaN.")
-is_finite = _op_fn("IsFinite", ("x",), "True where x is finite.")
-is_inf = _op_fn("IsInf", ("x",), "True where x is +-inf.")
+add = _op_fn("add", "Add", ("x", "y"), "x + y elementwise, with broadcasting.")
+subtract = _op_fn("subtract", "Sub", ("x", "y"), "x - y elementwise, with broadcasting.")
+multiply = _op_fn("multiply", "Mul", ("x", "y"), "x * y elementwise, with broadcasting.")
+realdiv = _op_fn("realdiv", "RealDiv", ("x", "y"), "x / y for real types.")
+floor_div = _op_fn("floor_div", "FloorDiv", ("x", "y"), "Division rounding toward -inf.")
+floormod = _op_fn("floormod", "FloorMod", ("x", "y"),
+                  "Remainder with the sign of y, like Python's %.")
+mod = floormod
+truncatediv = _op_fn("truncatediv", "TruncateDiv", ("x", "y"),
+                     "Division rounding toward zero (C semantics): -7 / 5 == -1.")
+truncatemod = _op_fn("truncatemod", "TruncateMod", ("x", "y"),
+                     "Remainder with the sign of x, like C's fmod.")
+maximum = _op_fn("maximum", "Maximum", ("x", "y"), "max(x, y) elementwise, with broadcasting.")
+minimum = _op_fn("minimum", "Minimum", ("x", "y"), "min(x, y) elementwise, with broadcasting.")
+squared_difference = _op_fn("squared_difference", "SquaredDifference", ("x", "y"),
+                            "(x - y) * conj(x - y) elementwise.")
+atan2 = _op_fn("atan2", "Atan2", ("y", "x"), "atan(y / x) with the quadrant of (x, y).")
+multiply_no_nan = _op_fn("multiply_no_nan", "MulNoNan", ("x", "y"), "x * y, 0 where y == 0.")
+xlogy = _op_fn("xlogy", "Xlogy", ("x", "y"), "x * log(y), 0 where x == 0.")
+xdivy = _op_fn("xdivy", "Xdivy", ("x", "y"), "x / y, 0 where x == 0.")
+equal = _op_fn("equal", "Equal", ("x", "y"), "x == y elementwise (bool).")
+not_equal = _op_fn("not_equal", "NotEqual", ("x", "y"), "x != y elementwise (bool).")
+less = _op_fn("less", "Less", ("x", "y"), "x < y elementwise (bool).")
+less_equal = _op_fn("less_equal", "LessEqual", ("x", "y"), "x <= y elementwise (bool).")
+greater = _op_fn("greater", "Greater", ("x", "y"), "x > y elementwise (bool).")
+greater_equal = _op_fn("greater_equal", "GreaterEqual", ("x", "y"), "x >= y elementwise (bool).")
+logical_and = _op_fn("logical_and", "LogicalAnd", ("x", "y"), "x AND y elementwise.")
+logical_or = _op_fn("logical_or", "LogicalOr", ("x", "y"), "x OR y elementwise.")
+logical_not = _op_fn("logical_not", "LogicalNot", ("x",), "NOT x elementwise.")
+negative = _op_fn("negative", "Neg", ("x",), "-x elementwise.")
+sign = _op_fn("sign", "Sign", ("x",), "-1, 0 or 1 by the sign of x (0 for NaN; x/|x| for "
+              "complex).")
+reciprocal = _op_fn("reciprocal", "Reciprocal", ("x",), "1 / x elementwise (truncated for ints).")
+square = _op_fn("square", "Square", ("x",), "x * x elementwise.")
+sqrt = _op_fn("sqrt", "Sqrt", ("x",), "Square root elementwise.")
+rsqrt = _op_fn("rsqrt", "Rsqrt", ("x",), "1 / sqrt(x) elementwise.")
+exp = _op_fn("exp", "Exp", ("x",), "e^x elementwise.")
+expm1 = _op_fn("expm1", "Expm1", ("x",), "e^x - 1 elementwise, accurate near 0.")
+log = _op_fn("log", "Log", ("x",), "Natural logarithm elementwise.")
+log1p = _op_fn("log1p", "Log1p", ("x",), "log(1 + x) elementwise, accurate near 0.")
+sin = _op_fn("sin", "Sin", ("x",), "Sine elementwise.")
+cos = _op_fn("cos", "Cos", ("x",), "Cosine elementwise.")
+tan = _op_fn("tan", "Tan", ("x",), "Tangent elementwise.")
+asin = _op_fn("asin", "Asin", ("x",), "Arcsine elementwise.")
+acos = _op_fn("acos", "Acos", ("x",), "Arccosine elementwise.")
+atan = _op_fn("atan", "Atan", ("x",), "Arctangent elementwise.")
+sinh = _op_fn("sinh", "Sinh", ("x",), "Hyperbolic sine elementwise.")
+cosh = _op_fn("cosh", "Cosh", ("x",), "Hyperbolic cosine elementwise.")
+tanh = _op_fn("tanh", "Tanh", ("x",), "Hyperbolic tangent elementwise.")
+asinh = _op_fn("asinh", "Asinh", ("x",), "Inverse hyperbolic sine elementwise.")
+acosh = _op_fn("acosh", "Acosh", ("x",), "Inverse hyperbolic cosine elementwise.")
+atanh = _op_fn("atanh", "Atanh", ("x",), "Inverse hyperbolic tangent elementwise.")
+sigmoid = _op_fn("sigmoid", "Sigmoid", ("x",), "1 / (1 + e^-x) elementwise.")
+erf = _op_fn("erf", "Erf", ("x",), "Gauss error function elementwise.")
+erfc = _op_fn("erfc", "Erfc", ("x",), "Complementary error function elementwise.")
+erfinv = _op_fn("erfinv", "Erfinv", ("x",), "Inverse of erf elementwise.")
+ndtri = _op_fn("ndtri", "Ndtri", ("x",), "Inverse of the standard normal CDF elementwise.")
+lgamma = _op_fn("lgamma", "Lgamma", ("x",), "log|Gamma(x)| elementwise.")
+digamma = _op_fn("digamma", "Digamma", ("x",), "Psi, the derivative of lgamma, elementwise.")
+floor = _op_fn("floor", "Floor", ("x",), "Largest integer <= x elementwise.")
+ceil = _op_fn("ceil", "Ceil", ("x",), "Smallest integer >= x elementwise.")
+rint = _op_fn("rint", "Rint", ("x",), "Nearest integer, halves to even.")
+is_nan = _op_fn("is_nan", "IsNan", ("x",), "True where x is NaN.")
+is_finite = _op_fn("is_finite", "IsFinite", ("x",), "True where x is finite.")
+is_inf = _op_fn("is_inf", "IsInf", ("x",), "True where x is +-inf.")
+
+
+def bessel_i0e(x, name=None):
+    """exp(-|x|) * I0(x) elementwise."""
+    with _graph.name_scope(name, "bessel_i0e", [x]) as scope:
+        return apply_op("BesselI0e", name=scope, x=x)
+
+
+def bessel_i1e(x, name=None):
+    """exp(-|x|) * I1(x) elementwise."""
+    with _graph.name_scope(name, "bessel_i1e", [x]) as scope:
+        return apply_op("BesselI1e", name=scope, x=x)
 
 
 def pow(x, y, name=None):  # noqa: A001 - TF's public name
     """x ** y elementwise."""
-    with _graph.name_scope(name, "Pow", [x, y]) as scope:
+    with _graph.name_scope(name, "Pow", [x]) as scope:
         return apply_op("Pow", name=scope, x=x, y=y)
 
 
@@ -245,7 +303,7 @@ def abs(x, name=None):  # noqa: A001 - TF's public name
 
 
 def round(x, name=None):  # noqa: A001 - TF's public name
-    """Rounds half to even elementwise; integers are returned unchanged."""
+    """Rounds half to even elementwise; integers are returned unchanged (no op)."""
     x = convert_to_tensor(x, name="x")
     if x.dtype.is_integer:
         return x
@@ -257,25 +315,40 @@ def logical_xor(x, y, name="LogicalXor"):
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
 
 
-_TRUEDIV_CAST = {_dtypes.int8: _dtypes.float32, _dtypes.uint8: _dtypes.float32,
-                 _dtypes.int16: _dtypes.float32, _dtypes.uint16: _dtypes.float32,
-                 _dtypes.int32: _dtypes.float64, _dtypes.int64: _dtypes.float64}
+def scalar_mul(scalar, x, name=None):
+    """scalar * x, where `scalar` must be 0-D; `scalar` takes x's dtype."""
+    scalar = convert_to_tensor(scalar, dtype=x.dtype.base_dtype, name="scalar")
+    if scalar.shape.ndims != 0:
+        raise ValueError(f"Only scalar multiply works, got shape {scalar.shape}")
+    return apply_op("Mul", name=name, x=scalar, y=x)
+
+
+# -- division: Python 3 (`/`), Python 2 (`tf.div`) and floor (`//`) semantics -------------
+# Integer true division casts first: small ints to float32, 32/64-bit ints to float64.
+_TRUEDIV_TABLE = {_d.uint8: _d.float32, _d.int8: _d.float32, _d.uint16: _d.float32,
+                  _d.int16: _d.float32, _d.int32: _d.float64, _d.int64: _d.float64,
+                  _d.bfloat16: None, _d.float16: None, _d.float32: None, _d.float64: None,
+                  _d.complex64: None, _d.complex128: None}
+
+
+def _same_dtype(x, y):
+    if x.dtype.base_dtype != y.dtype.base_dtype:
+        raise TypeError(f"x and y must have the same dtype, got {x.dtype.base_dtype!r} != "
+                        f"{y.dtype.base_dtype!r}")
 
 
 def truediv(x, y, name=None):
     """x / y with Python 3 semantics: integers are cast to a float type first."""
     with _graph.name_scope(name, "truediv", [x, y]) as scope:
         x = convert_to_tensor(x, name="x")
-        y = convert_to_tensor(y, name="y", dtype=x.dtype.base_dtype)
-        if x.dtype.base_dtype != y.dtype.base_dtype:
-            raise TypeError(f"x and y must have the same dtype, got {x.dtype.base_dtype!r} != "
-                            f"{y.dtype.base_dtype!r}")
+        y = convert_to_tensor(y, name="y")  # TF1 gives y no dtype here (unlike `x / 2`)
+        _same_dtype(x, y)
         dtype = x.dtype.base_dtype
-        if dtype == _dtypes.bool or dtype == _dtypes.string:
+        if dtype not in _TRUEDIV_TABLE:
             raise TypeError(f"Invalid dtype {dtype!r} in __truediv__")
-        if dtype in _TRUEDIV_CAST:
-            x = cast(x, _TRUEDIV_CAST[dtype])
-            y = cast(y, _TRUEDIV_CAST[dtype])
+        if _TRUEDIV_TABLE[dtype] is not None:
+            x = cast(x, _TRUEDIV_TABLE[dtype])
+            y = cast(y, _TRUEDIV_TABLE[dtype])
         return apply_op("RealDiv", name=scope, x=x, y=y)
 
 
@@ -284,9 +357,19 @@ def div(x, y, name=None):
     with _graph.name_scope(name, "div", [x, y]) as scope:
         x = convert_to_tensor(x, name="x")
         y = convert_to_tensor(y, name="y", dtype=x.dtype.base_dtype)
+        _same_dtype(x, y)
         if x.dtype.is_floating or x.dtype.is_complex:
             return apply_op("RealDiv", name=scope, x=x, y=y)
         return apply_op("FloorDiv", name=scope, x=x, y=y)
+
+
+def div_no_nan(x, y, name=None):
+    """x / y, with 0 wherever y is 0 (even where x is 0 or inf)."""
+    with _graph.name_scope(name, "div_no_nan", [x, y]) as scope:
+        x = convert_to_tensor(x, name="x")
+        y = convert_to_tensor(y, name="y", dtype=x.dtype.base_dtype)
+        _same_dtype(x, y)
+        return apply_op("DivNoNan", name=scope, x=x, y=y)
 
 
 def floordiv(x, y, name=None):
@@ -295,99 +378,199 @@ def floordiv(x, y, name=None):
         return apply_op("FloorDiv", name=scope, x=x, y=y)
 
 
-divide = truediv
-mod = floormod
+def divide(x, y, name=None):
+    """Python-style `x / y`: goes through the `/` operator (op "truediv") unless named."""
+    if name is not None:
+        return truediv(x, y, name=name)
+    return x / y
 
 
 # -- casts ------------------------------------------------------------------------------------
+def _cast_lower(x, DstT):  # noqa: N803 - TF's attr name
+    if jnp.iscomplexobj(x) and not DstT.is_complex and DstT != _d.bool:
+        x = jnp.real(x)  # complex -> real keeps the real part, as NumPy and TF do
+    return x.astype(DstT.as_numpy_dtype)
+
+
 register(OpDef(
     "Cast", inputs=("x: SrcT",), outputs=("y: DstT",),
-    attrs={"SrcT": _dtypes.NUMBERS + (_dtypes.bool,), "DstT": _dtypes.NUMBERS + (_dtypes.bool,),
+    attrs={"SrcT": _d.NUMBERS + (_d.bool,), "DstT": _d.NUMBERS + (_d.bool,),
            "Truncate": False},
-    shape=unchanged,
-    lower=lambda x, DstT: (jnp.real(x) if x.dtype.kind == "c" and not DstT.is_complex
-                           else x).astype(DstT.as_numpy_dtype),
+    shape=unchanged, lower=_cast_lower, grad=None,
 ))
 
 
 def cast(x, dtype, name=None):
-    """Converts x to `dtype`; returns x itself when it already has that dtype."""
-    dtype = _dtypes.as_dtype(dtype).base_dtype
+    """Converts x to `dtype`. A Tensor that already has `dtype` is returned as it is."""
+    base = _d.as_dtype(dtype).base_dtype
+    if isinstance(x, Tensor) and x.dtype.base_dtype == base:
+        return x  # no op and no name scope, as in TF
     with _graph.name_scope(name, "Cast", [x]) as scope:
         x = convert_to_tensor(x, name="x")
-        if x.dtype.base_dtype == dtype:
-            return x
-        return apply_op("Cast", name=scope, x=x, DstT=dtype)
+        if x.dtype.base_dtype != base:
+            x = apply_op("Cast", name=scope, x=x, DstT=base)
+        return x
 
 
 def saturate_cast(value, dtype, name=None):
     """Casts, clamping to `dtype`'s range first so out-of-range values saturate."""
-    dtype = _dtypes.as_dtype(dtype).base_dtype
     with _graph.name_scope(name, "saturate_cast", [value]) as scope:
         value = convert_to_tensor(value, name="value")
-        if value.dtype.is_floating or value.dtype.is_integer:
-            in_dtype = value.dtype.base_dtype
-            if in_dtype.min < dtype.min:
-                value = maximum(value, cast(dtype.min, in_dtype))
-            if in_dtype.max > dtype.max:
-                value = minimum(value, cast(dtype.max, in_dtype))
+        dtype = _d.as_dtype(dtype).base_dtype
+        if value.dtype.min < dtype.min:
+            value = apply_op("Maximum", x=value, y=convert_to_tensor(
+                dtype.min, dtype=value.dtype, name="min"))
+        if value.dtype.max > dtype.max:
+            value = apply_op("Minimum", x=value, y=convert_to_tensor(
+                dtype.max, dtype=value.dtype, name="max"))
         return cast(value, dtype, name=scope)
 
 
 def to_float(x, name="ToFloat"):
-    return cast(x, _dtypes.float32, name=name)
+    return cast(x, _d.float32, name=name)
 
 
 def to_double(x, name="ToDouble"):
-    return cast(x, _dtypes.float64, name=name)
+    return cast(x, _d.float64, name=name)
 
 
 def to_int32(x, name="ToInt32"):
-    return cast(x, _dtypes.int32, name=name)
+    return cast(x, _d.int32, name=name)
 
 
 def to_int64(x, name="ToInt64"):
-    return cast(x, _dtypes.int64, name=name)
+    return cast(x, _d.int64, name=name)
 
 
 def to_bfloat16(x, name="ToBFloat16"):
-    return cast(x, _dtypes.bfloat16, name=name)
+    return cast(x, _d.bfloat16, name=name)
+
+
+def to_complex64(x, name="ToComplex64"):
+    return cast(x, _d.complex64, name=name)
+
+
+def to_complex128(x, name="ToComplex128"):
+    return cast(x, _d.complex128, name=name)
+
+
+# -- complex numbers ----------------------------------------------------------------------------
+def complex(real, imag, name=None):  # noqa: A001 - TF's public name
+    """real + 1j * imag: float32 pairs give complex64, float64 pairs complex128."""
+    real = convert_to_tensor(real, name="real")
+    imag = convert_to_tensor(imag, name="imag")
+    with _graph.name_scope(name, "Complex", [real, imag]) as scope:
+        types = (real.dtype.base_dtype, imag.dtype.base_dtype)
+        if types == (_d.float64, _d.float64):
+            tout = _d.complex128
+        elif types == (_d.float32, _d.float32):
+            tout = _d.complex64
+        else:
+            raise TypeError(f"real and imag have incorrect types: {real.dtype.name} "
+                            f"{imag.dtype.name}")
+        return apply_op("Complex", name=scope, real=real, imag=imag, Tout=tout)
+
+
+# Where the functions that composites borrow live (TF keeps most in array_ops).
+_BORROWED_FROM = ("ops.array_ops", "ops.generator_ops", "ops.gather_ops", "ops.slicing_ops",
+                  "autodiff.gradients")
+
+
+def array_fn(name):
+    """A public function of another op family (reshape, zeros_like, range, stop_gradient).
+
+    Those modules import this one, so their functions are looked up when first called.
+    """
+    for module_name in _BORROWED_FROM:
+        fn = getattr(importlib.import_module("tensorflux._src." + module_name), name, None)
+        if fn is not None:
+            return fn
+    raise NotImplementedError(f"tf.{name} is not available yet")
+
+
+def _zeros_like(x):
+    return array_fn("zeros_like")(x)
+
+
+def _complex_part(op_type, default_name, zeros_for_real):
+    def fn(input, name=None):  # noqa: A002 - TF's argument name
+        with _graph.name_scope(name, default_name, [input]) as scope:
+            input = convert_to_tensor(input, name="input")
+            if input.dtype.is_complex:
+                return apply_op(op_type, name=scope, input=input, Tout=input.dtype.real_dtype)
+            return _zeros_like(input) if zeros_for_real else input
+    fn.__name__ = fn.__qualname__ = default_name.lower()
+    fn.__module__ = __name__
+    return fn
+
+
+real = _complex_part("Real", "Real", zeros_for_real=False)
+real.__doc__ = "The real part of a complex tensor; a real tensor is returned unchanged."
+imag = _complex_part("Imag", "Imag", zeros_for_real=True)
+imag.__doc__ = "The imaginary part of a complex tensor; zeros for a real tensor."
+angle = _complex_part("Angle", "Angle", zeros_for_real=True)
+angle.__doc__ = "The argument atan2(imag, real) of a complex tensor; zeros for a real one."
+
+
+def conj(x, name=None):
+    """The complex conjugate; real and integer tensors are returned unchanged."""
+    if isinstance(x, Tensor) and (x.dtype.is_floating or x.dtype.is_integer):
+        return x
+    with _graph.name_scope(name, "Conj", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        if x.dtype.is_complex:
+            return apply_op("Conj", name=scope, input=x)
+        if x.dtype.is_floating or x.dtype.is_integer:
+            return x
+        raise TypeError(f"Expected numeric or variant tensor, got dtype {x.dtype!r}")
 
 
 # -- n-ary and composites -------------------------------------------------------------------
 def _add_n_shape(op):
-    shape = op.inputs[0].shape
-    for t in op.inputs[1:]:
-        if not shape.is_compatible_with(t.shape):
-            raise ValueError(f"Shapes must be equal rank, but are {shape.ndims} and "
-                             f"{t.shape.ndims}" if shape.ndims != t.shape.ndims else
-                             f"Shapes {shape} and {t.shape} are not compatible")
-        shape = shape.merge_with(t.shape)
+    # Merged from the last input backwards, with TF's context for a mismatch.
+    shape = op.inputs[-1].shape
+    for i in builtins.range(len(op.inputs) - 2, -1, -1):
+        other = op.inputs[i].shape
+        if not shape.is_compatible_with(other):
+            if shape.ndims != other.ndims:
+                msg = f"Shapes must be equal rank, but are {other.ndims} and {shape.ndims}"
+            else:
+                bad = next(j for j, (a, b) in enumerate(zip(other.dims, shape.dims))
+                           if not a.is_compatible_with(b))
+                msg = (f"Dimension {bad} in both shapes must be equal, but are "
+                       f"{other.dims[bad].value} and {shape.dims[bad].value}. Shapes are "
+                       f"{other._bracket_str()} and {shape._bracket_str()}.")
+            raise ValueError(f"{msg}\n\tFrom merging shape {i} with other shapes.")
+        shape = other.merge_with(shape)
     return shape
 
 
-register(OpDef("AddN", inputs=("inputs: N * T",), outputs=("sum: T",), attrs={"T": N},
-               shape=_add_n_shape, lower=lambda *xs: sum(xs[1:], xs[0])))
+register(OpDef("AddN", inputs=("inputs: N * T",), outputs=("sum: T",),
+               attrs={"T": _d.NUMBERS}, shape=_add_n_shape,
+               lower=lambda *xs: builtins.sum(xs[1:], xs[0]), grad=None))
 
 
 def add_n(inputs, name=None):
-    """Sums a list of tensors of the same shape and dtype."""
-    if not isinstance(inputs, (list, tuple)) or not inputs:
+    """Sums a list of tensors of the same shape and dtype (no broadcasting)."""
+    if not inputs or not isinstance(inputs, (list, tuple)):
         raise ValueError("inputs must be a list of at least one Tensor/IndexedSlices with the "
                          "same dtype and shape")
+    inputs = [convert_to_tensor(t) for t in inputs]
     if len(inputs) == 1:
-        return apply_op("Identity", name=name, input=inputs[0]) if name else \
-            convert_to_tensor(inputs[0])
-    return apply_op("AddN", name=name, inputs=list(inputs))
+        return apply_op("Identity", name=name, input=inputs[0]) if name else inputs[0]
+    return apply_op("AddN", name=name, inputs=inputs)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    """Clamps t to [clip_value_min, clip_value_max], composed from minimum and maximum."""
+    """Clamps t to [clip_value_min, clip_value_max], composed from minimum and maximum.
+
+    The clip values may broadcast to t's shape but must not grow it.
+    """
     with _graph.name_scope(name, "clip_by_value", [t, clip_value_min, clip_value_max]) as scope:
-        t = convert_to_tensor(t, name="t")
-        t_min = minimum(t, clip_value_max)
-        result = maximum(t_min, clip_value_min, name=scope)
-        if not t.shape.is_compatible_with(result.shape):
-            raise ValueError(f"clip_by_value: clipping values of shape broadcast the result "
-                             f"to {result.shape}, but t has shape {t.shape}")
-        return result
+        values = convert_to_tensor(t, name="t")
+        t_min = minimum(values, clip_value_max)
+        values.shape.merge_with(t_min.shape)  # raises "Shapes ... are not compatible"
+        t_max = maximum(t_min, clip_value_min, name=scope)
+        values.shape.merge_with(t_max.shape)
+        return t_max
+
