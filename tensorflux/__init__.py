@@ -8,6 +8,9 @@
 
 from tensorflux import _src  # noqa: F401  (enables 64-bit types first)
 from tensorflux import dtypes, errors  # noqa: F401
+from tensorflux._src.autodiff.gradients import *  # noqa: F401,F403
+from tensorflux._src.autodiff import grad_helpers as _grad_helpers  # noqa: F401
+from tensorflux._src.ops import training_ops as _training_ops  # noqa: F401
 from tensorflux._src.framework.dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, complex64, complex128, double, float16, float32,
     float64, half, int8, int16, int32, int64, resource, string, uint8, uint16, uint32,
@@ -48,6 +51,8 @@ from tensorflux._src.runtime.config import (  # noqa: F401
 )
 from tensorflux._src.runtime.default_session import get_default_session  # noqa: F401
 from tensorflux._src.runtime.session import InteractiveSession, Session  # noqa: F401
+
+from tensorflux import nn, train  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

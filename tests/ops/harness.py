@@ -70,6 +70,9 @@ class Case:
     rtol: float | None = None
     unknown_dims: bool = True
     name: str = ""
+    grad: bool = True  # also check the gradient against finite differences of `expect`
+    grad_inputs: Sequence[int] | None = None  # which inputs (default: every float input)
+    grad_gen: Callable | Sequence[Callable] | None = None  # values for the gradient check
 
     def __str__(self):
         return self.name or self.op
@@ -135,3 +138,71 @@ def run_case(case: Case, seed=0):
                         assert t.shape.is_fully_defined() and \
                             tuple(t.shape.as_list()) == w_shape, \
                             f"{label}: static shape {t.shape} should be {w_shape}"
+
+
+def _float64(dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.dtype(np.float64)
+    if dtype.kind == "c":
+        return np.dtype(np.complex128)
+    return dtype
+
+
+def gradient_dtypes(case):
+    """Input dtypes for the float64 gradient check, or None when nothing is differentiable."""
+    for dtype in case.dtypes:
+        dts = [_float64(d) for d in _dtypes_for(dtype, len(case.shapes[0]))]
+        if any(d.kind == "f" for d in dts):
+            return dts
+    return None
+
+
+def run_gradient_case(case, seed=1, eps=1e-6, tol=1e-6):
+    """tf.gradients of sum(w * op(x)) against central differences of the NumPy `expect`."""
+    rng = np.random.default_rng(seed)
+    dts = gradient_dtypes(case)
+    shapes = case.shapes[0]
+    gens = _generators(case, len(shapes)) if case.grad_gen is None else (
+        list(case.grad_gen) if isinstance(case.grad_gen, (list, tuple))
+        else [case.grad_gen] * len(shapes))
+    arrays = [g(rng, s, d) for g, s, d in zip(gens, shapes, dts)]
+    wrt = case.grad_inputs if case.grad_inputs is not None else [
+        i for i, d in enumerate(dts) if d.kind == "f"]
+    outs = case.expect(*arrays)
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    weights = [rng.uniform(0.5, 1.5, np.shape(o)) if np.asarray(o).dtype.kind == "f" else None
+               for o in outs]
+
+    def objective(*xs):
+        values = case.expect(*xs)
+        values = list(values) if isinstance(values, (list, tuple)) else [values]
+        return sum(float(np.sum(w * v)) for w, v in zip(weights, values) if w is not None)
+
+    graph = tf.Graph()
+    with graph.as_default():
+        phs = [tf.placeholder(tf.as_dtype(d), s) for d, s in zip(dts, shapes)]
+        built = case.fn(*phs)
+        built = list(built) if isinstance(built, (list, tuple)) else [built]
+        terms = [tf.reduce_sum(t * tf.constant(w, dtype=t.dtype))
+                 for t, w in zip(built, weights) if w is not None]
+        loss = tf.add_n(terms) if len(terms) > 1 else terms[0]
+        grads = tf.gradients(loss, [phs[i] for i in wrt])
+    with tf.Session(graph=graph) as sess:
+        got = sess.run([g for g in grads if g is not None], dict(zip(phs, arrays)))
+    got_iter = iter(got)
+    for i, g in zip(wrt, grads):
+        assert g is not None, f"{case}: tf.gradients returned None for input {i}"
+        analytic = next(got_iter)
+        numeric = np.zeros_like(arrays[i], dtype=np.float64)
+        flat = arrays[i].reshape(-1)
+        for j in range(flat.size):
+            orig = flat[j]
+            flat[j] = orig + eps
+            up = objective(*arrays)
+            flat[j] = orig - eps
+            down = objective(*arrays)
+            flat[j] = orig
+            numeric.reshape(-1)[j] = (up - down) / (2 * eps)
+        np.testing.assert_allclose(analytic, numeric, rtol=tol, atol=tol,
+                                   err_msg=f"{case}: gradient of input {i}")

@@ -7,7 +7,8 @@ import pytest
 
 import tests.ops
 from tensorflux._src.ops.registry import all_ops
-from tests.ops.harness import run_case
+from tensorflux._src.ops.registry import lookup
+from tests.ops.harness import gradient_dtypes, run_case, run_gradient_case
 
 # Op types whose behaviour is checked elsewhere, with where.
 EXEMPT = {
@@ -37,3 +38,12 @@ def test_every_registered_op_has_a_numpy_case():
     covered = {case.op for case in ALL_CASES} | set(EXEMPT)
     missing = sorted(set(all_ops()) - covered)
     assert not missing, f"ops without a NumPy-checked case: {missing}"
+
+
+GRAD_CASES = [c for c in ALL_CASES if c.grad and gradient_dtypes(c) is not None
+              and not lookup(c.op).not_differentiable]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=[str(c) for c in GRAD_CASES])
+def test_op_gradient_matches_finite_differences(case):
+    run_gradient_case(case)

@@ -88,8 +88,10 @@ def lower_op(op, inputs):
 
 
 def _invalid_argument(op, exc):
-    return errors.InvalidArgumentError(
-        None, op, f"{type(exc).__name__}: {exc}\n\t [[node {op.name} (op: {op.type})]]")
+    # Lowerings raise ValueError with TF's wording on purpose; anything else is reported
+    # with its type, since it comes from JAX/XLA rather than from the op's rules.
+    message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+    return errors.InvalidArgumentError(None, op, f"{message}\n\t [[{{{{node {op.name}}}}}]]")
 
 
 def lower_writer(op, inputs, written_refs):

@@ -70,8 +70,10 @@ def _convert_one(op_def, arg, value, inferred, list_name=None):
     if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
         tensor = convert_to_tensor(value)
     else:
+        preferred = op_def.type_defaults.get(arg.type_attr) if wanted is None else None
         try:
-            tensor = convert_to_tensor(value, dtype=wanted, name=arg.name)
+            tensor = convert_to_tensor(value, dtype=wanted, name=arg.name,
+                                       preferred_dtype=preferred)
         except TypeError as e:
             if wanted is None:
                 raise
@@ -141,6 +143,9 @@ def _resolve_attrs(op_def, kwargs, inferred_attrs):
             attrs[key] = default
     for key in op_def.type_attrs:
         if key not in attrs and key not in inferred_attrs:
+            if key in op_def.type_defaults:
+                attrs[key] = op_def.type_defaults[key]
+                continue
             raise TypeError(f"No argument for attr {key} of {op_def.name} Op.")
     return attrs
 

@@ -99,6 +99,9 @@ class OpDef:
     overwrites: bool = False
     checks_initialized: bool = False
     random: bool = False
+    # Type attrs' defaults (TF's `Tidx: type = DT_INT32`): the preferred dtype for Python
+    # values, and the attr's value when nothing else sets it.
+    type_defaults: dict = field(default_factory=dict)
     # Parsed forms, filled in by __post_init__.
     input_args: tuple = ()
     output_args: tuple = ()

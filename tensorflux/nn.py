@@ -1,0 +1,4 @@
+"""`tf.nn`: activations, softmax and cross-entropy, bias_add."""
+
+from tensorflux._src.ops.math_ops import sigmoid, tanh  # noqa: F401
+from tensorflux._src.ops.nn_ops import *  # noqa: F401,F403
