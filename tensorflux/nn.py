@@ -2,3 +2,4 @@
 
 from tensorflux._src.ops.math_ops import sigmoid, tanh  # noqa: F401
 from tensorflux._src.ops.nn_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.sort_ops import top_k  # noqa: F401

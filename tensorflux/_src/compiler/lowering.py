@@ -63,8 +63,8 @@ def fold_op(op, inputs):
     try:
         with jax.ensure_compile_time_eval():
             outs = [np.asarray(v) for v in _call_lower(op, inputs)]
-    except errors.OpError:
-        raise
+    except errors.OpError as e:
+        raise _with_node(op, e) from None
     except Exception as e:  # noqa: BLE001 - report which op failed, as TF does
         raise _invalid_argument(op, e) from e
     if any(v.size > FOLD_MAX_ELEMENTS for v in outs):
@@ -80,11 +80,18 @@ def lower_op(op, inputs):
             return folded
     try:
         outs = _call_lower(op, inputs)
-    except errors.OpError:
-        raise
+    except errors.OpError as e:
+        raise _with_node(op, e) from None
     except Exception as e:  # noqa: BLE001
         raise _invalid_argument(op, e) from e
     return _check_outputs(op, outs)
+
+
+def _with_node(op, exc):
+    """An OpError raised by a lowering, completed with the op it came from, as TF does."""
+    if exc.op is not None:
+        return exc
+    return type(exc)(None, op, f"{exc.message}\n\t [[{{{{node {op.name}}}}}]]")
 
 
 def _invalid_argument(op, exc):
@@ -98,8 +105,8 @@ def lower_writer(op, inputs, written_refs):
     """Lowers an op that updates variables; returns the new value of each written ref."""
     try:
         out = op.op_def.lower(*inputs, **{k: op._attrs[k] for k in op.op_def.lower_attrs})
-    except errors.OpError:
-        raise
+    except errors.OpError as e:
+        raise _with_node(op, e) from None
     except Exception as e:  # noqa: BLE001
         raise _invalid_argument(op, e) from e
     values = tuple(out) if len(written_refs) > 1 else (out,)

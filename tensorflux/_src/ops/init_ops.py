@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import math
 
-import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import tensor_shape
-from tensorflux._src.ops import math_ops, random_ops
+from tensorflux._src.ops import array_ops, math_ops, random_ops
 from tensorflux._src.ops.constant import constant
-from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import OpDef, register
+from tensorflux._src.ops.decomposition_ops import qr
 
 __all__ = [
     "zeros_initializer", "ones_initializer", "constant_initializer",
@@ -171,24 +169,6 @@ class UniformUnitScaling(Initializer):
                                          _dtypes.as_dtype(dtype or self.dtype), seed=self.seed)
 
 
-register(OpDef("Qr", inputs=("input: T",), outputs=("q: T", "r: T"),
-               attrs={"T": _dtypes.FLOATS[2:] + _dtypes.COMPLEX, "full_matrices": False},
-               shape=lambda op: _qr_shapes(op),
-               lower=lambda input, full_matrices: jnp.linalg.qr(
-                   input, mode="complete" if full_matrices else "reduced")))
-
-
-def _qr_shapes(op):
-    shape = op.inputs[0].shape.with_rank_at_least(2)
-    if shape.ndims is None:
-        return [tensor_shape.unknown_shape(), tensor_shape.unknown_shape()]
-    *batch, m, n = shape.as_list()
-    k = None if m is None or n is None else min(m, n)
-    full = op.get_attr("full_matrices")
-    return [tensor_shape.TensorShape(batch + [m, m if full else k]),
-            tensor_shape.TensorShape(batch + [m if full else k, n])]
-
-
 class Orthogonal(Initializer):
     """A (scaled) orthogonal matrix from the QR decomposition of a normal sample."""
 
@@ -203,29 +183,13 @@ class Orthogonal(Initializer):
         rows, cols = int(np.prod(shape[:-1])), shape[-1]
         flat = (max(rows, cols), min(rows, cols))
         sample = random_ops.random_normal(list(flat), dtype=dtype, seed=self.seed)
-        q, r = apply_op("Qr", input=sample, full_matrices=False)
+        q, r = qr(sample)
         # Make the decomposition unique: Q's columns take the signs of R's diagonal.
-        diag_sign = math_ops.sign(_diag_part(r))
+        diag_sign = math_ops.sign(array_ops.diag_part(r))
         q = q * diag_sign
         if rows < cols:
-            q = _transpose(q)
-        return self.gain * _reshape(q, shape)
-
-
-def _diag_part(x):
-    from tensorflux._src.ops import array_ops
-    return array_ops.matrix_diag_part(x) if hasattr(array_ops, "matrix_diag_part") else \
-        array_ops.diag_part(x)
-
-
-def _transpose(x):
-    from tensorflux._src.ops import array_ops
-    return array_ops.transpose(x)
-
-
-def _reshape(x, shape):
-    from tensorflux._src.ops import array_ops
-    return array_ops.reshape(x, shape)
+            q = array_ops.transpose(q)
+        return self.gain * array_ops.reshape(q, shape)
 
 
 class Identity(Initializer):
