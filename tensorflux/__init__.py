@@ -47,6 +47,7 @@ from tensorflux._src.train.variables import *  # noqa: F401,F403
 from tensorflux._src.train.variable_scope import *  # noqa: F401,F403
 from tensorflux._src.ops.init_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.decomposition_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.clip_ops import *  # noqa: F401,F403
 from tensorflux._src.runtime.config import (  # noqa: F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )

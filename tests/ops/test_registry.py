@@ -11,9 +11,23 @@ from tensorflux._src.ops.registry import lookup
 from tests.ops.harness import gradient_dtypes, run_case, run_gradient_case
 
 # Op types whose behaviour is checked elsewhere, with where.
+_OPTIMIZER_TEST = "tests/train/test_optimizers.py (5 steps against NumPy update rules)"
+_VARIABLE_TEST = "tests/train/test_variables.py (state, ordering, initialization)"
+_RANDOM_TEST = "tests/ops/test_random.py (seeds, statistics)"
 EXEMPT = {
     "Const": "tests/framework/test_constant.py (values, dtype inference, shapes)",
     "Placeholder": "tests/runtime/test_session.py (feeding, errors)",
+    "NoOp": "tests/train/test_variables.py (initializer groups)",
+    "BroadcastGradientArgs": "every broadcasting op's gradient case (its inputs are static)",
+    **{op: _VARIABLE_TEST for op in ("VariableV2", "Assign", "AssignAdd", "AssignSub",
+                                      "ScatterUpdate", "ScatterAdd", "ScatterSub",
+                                      "IsVariableInitialized")},
+    **{op: _RANDOM_TEST for op in ("RandomStandardNormal", "RandomUniform", "RandomUniformInt",
+                                    "TruncatedNormal")},
+    **{op: _OPTIMIZER_TEST for op in ("ApplyGradientDescent", "ApplyMomentum", "ApplyAdam",
+                                       "ApplyAdagrad", "ApplyAdadelta", "ApplyRMSProp",
+                                       "ApplyCenteredRMSProp", "ApplyFtrlV2",
+                                       "ApplyProximalGradientDescent")},
 }
 
 
