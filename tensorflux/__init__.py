@@ -9,6 +9,7 @@
 from tensorflux import _src  # noqa: F401  (enables 64-bit types first)
 from tensorflux import dtypes, errors  # noqa: F401
 from tensorflux._src.autodiff.gradients import *  # noqa: F401,F403
+from tensorflux._src.autodiff.custom_gradient import *  # noqa: F401,F403
 from tensorflux._src.autodiff import grad_helpers as _grad_helpers  # noqa: F401
 from tensorflux._src.ops import training_ops as _training_ops  # noqa: F401
 from tensorflux._src.framework.dtypes import (  # noqa: F401

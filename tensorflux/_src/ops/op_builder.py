@@ -46,7 +46,11 @@ def _convert_inputs(op_def, kwargs):
         if arg.name not in kwargs:
             raise TypeError(f"{op_def.name} Op is missing its input '{arg.name}'.")
         value = kwargs.pop(arg.name)
-        if arg.is_list:
+        if arg.type_list_attr is not None:
+            tensors = [convert_to_tensor(v) for v in value]
+            attrs[arg.type_list_attr] = tuple(t.dtype.base_dtype for t in tensors)
+            inputs.extend(tensors)
+        elif arg.is_list:
             tensors = _convert_list(op_def, arg, value, inferred)
             attrs[arg.number_attr] = len(tensors)
             inputs.extend(tensors)
@@ -141,8 +145,9 @@ def _resolve_attrs(op_def, kwargs, inferred_attrs):
             if default is REQUIRED:
                 raise TypeError(f"No argument for attr {key} of {op_def.name} Op.")
             attrs[key] = default
+    list_attrs = {a.type_list_attr for a in op_def.input_args if a.type_list_attr}
     for key in op_def.type_attrs:
-        if key not in attrs and key not in inferred_attrs:
+        if key not in attrs and key not in inferred_attrs and key not in list_attrs:
             if key in op_def.type_defaults:
                 attrs[key] = op_def.type_defaults[key]
                 continue
@@ -153,6 +158,9 @@ def _resolve_attrs(op_def, kwargs, inferred_attrs):
 def _output_dtypes(op_def, attrs):
     dtypes = []
     for arg in op_def.output_args:
+        if arg.type_list_attr is not None:
+            dtypes.extend(attrs[arg.type_list_attr])
+            continue
         dtype = arg.fixed_dtype or attrs[arg.type_attr]
         dtype = dtype._as_ref if arg.is_ref else dtype
         dtypes.extend([dtype] * (attrs[arg.number_attr] if arg.is_list else 1))

@@ -9,6 +9,7 @@ one place (`op_builder.apply_op`):
     inputs=("perm: int32",)          a fixed dtype
     outputs=("z: T",) / ("y: bool",) / ("output: N * T",)
     inputs=("ref: Ref(T)", ...)      a variable reference (TF's l-value input)
+    inputs=("input: list(T)",)       tensors of any dtypes; T records them (IdentityN)
 
 `attrs` maps each type attr to its allowed dtypes (a tuple of DTypes) and every other
 attr to its default (`REQUIRED` when it has none).
@@ -40,10 +41,11 @@ class ArgSpec:
     fixed_dtype: _dtypes.DType | None = None  # e.g. int32
     number_attr: str | None = None  # e.g. "N" for "N * T"
     is_ref: bool = False  # "Ref(T)": a reference to a variable's buffer
+    type_list_attr: str | None = None  # "list(T)": tensors of possibly different dtypes
 
     @property
     def is_list(self) -> bool:
-        return self.number_attr is not None
+        return self.number_attr is not None or self.type_list_attr is not None
 
 
 def _parse_arg(text: str) -> ArgSpec:
@@ -51,6 +53,8 @@ def _parse_arg(text: str) -> ArgSpec:
     number_attr = None
     if "*" in type_text:
         number_attr, _, type_text = (s.strip() for s in type_text.partition("*"))
+    if type_text.startswith("list(") and type_text.endswith(")"):
+        return ArgSpec(name, type_list_attr=type_text[5:-1].strip())
     is_ref = type_text.startswith("Ref(") and type_text.endswith(")")
     if is_ref:
         type_text = type_text[4:-1].strip()
