@@ -165,3 +165,16 @@ def test_control_dependency_of_a_constant_still_runs():
         assert sess.run(c) == 10.0
         assert sess.run(c) == 10.0
         assert sess.run(v) == 2.0
+
+
+def test_report_uninitialized_variables():
+    a = tf.Variable(1.0, name="a")
+    b = tf.Variable([2, 3], name="b")
+    report = tf.report_uninitialized_variables()
+    with tf.Session() as sess:
+        assert list(sess.run(report)) == [b"a", b"b"]
+        sess.run(a.initializer)
+        assert list(sess.run(report)) == [b"b"]
+        sess.run(b.initializer)
+        got = sess.run(report)
+        assert got.shape == (0,) and got.dtype == object

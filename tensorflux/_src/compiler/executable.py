@@ -42,19 +42,6 @@ class Executable:
         static = passes.fold_constants(ops, fed, canonical)
         feed_index = {t: i for i, t in enumerate(feed_tensors)}
 
-        # Where each fetched value comes from: a feed, the folded plan, or XLA.
-        self._sources = []
-        traced_fetches = []
-        for t in fetch_tensors:
-            r = canonical.get(t, t)
-            if t in feed_index:
-                self._sources.append(("feed", feed_index[t]))
-            elif r in static:
-                self._sources.append(("static", static[r]))
-            else:
-                self._sources.append(("traced", len(traced_fetches)))
-                traced_fetches.append(r)
-
         known = fed | static.keys()
 
         def needs_tracing(op):
@@ -62,7 +49,42 @@ class Executable:
             return not op.outputs or not (op.outputs[0] in canonical
                                           or all(t in known for t in op.outputs))
 
-        traced_ops = [op for op in passes.prune(traced_fetches, target_ops, known, canonical)
+        resolved = [canonical.get(t, t) for t in fetch_tensors]
+        run_ops = [op for op in passes.prune([r for r in resolved if r not in known],
+                                             target_ops, known, canonical)
+                   if needs_tracing(op)]
+        # Host ops, and everything downstream of them, run after the compiled part.
+        self.host_ops = _host_tail(run_ops, canonical)
+        in_tail = set(self.host_ops)
+
+        # Where each fetched value comes from: a feed, the folded plan, XLA, or the host.
+        self._sources = []
+        traced_fetches = []
+
+        def traced_index(r):
+            if r not in traced_fetches:
+                traced_fetches.append(r)
+            return traced_fetches.index(r)
+
+        for t, r in zip(fetch_tensors, resolved):
+            if t in feed_index:
+                self._sources.append(("feed", feed_index[t]))
+            elif r in static:
+                self._sources.append(("static", static[r]))
+            elif r.op in in_tail:
+                self._sources.append(("host", r))
+            else:
+                self._sources.append(("traced", traced_index(r)))
+        for op in self.host_ops:  # what the host part needs from the compiled part
+            for t in op.inputs:
+                r = canonical.get(t, t)
+                if r not in known and r.op not in in_tail:
+                    traced_index(r)
+        self._host_inputs = {r: i for i, r in enumerate(traced_fetches)}
+
+        traced_ops = [op for op in passes.prune(traced_fetches,
+                                                [op for op in target_ops if op not in in_tail],
+                                                known, canonical)
                       if needs_tracing(op)]
         self.state = state.plan_state(traced_ops, traced_fetches)
         self.random_ops = [op for op in traced_ops if op.op_def.random]
@@ -88,6 +110,7 @@ class Executable:
             self._jitted = devices.jit_on(run_graph, device, compiler_options, donate)
             stats.executables += 1
 
+        self._feed_tensors, self._static, self._canonical = feed_tensors, static, canonical
         self.run = self._make_runner()
 
     def _make_runner(self):
@@ -98,13 +121,15 @@ class Executable:
         jitted, consts, sources = self._jitted, tuple(self._const_values), self._sources
         plan, random_ops = self.state, self.random_ops
         start_vars, checked, written = plan.start_vars, plan.checked_vars, plan.written_vars
-        stateless = not (start_vars or checked or written or random_ops)
+        stateless = not (start_vars or checked or written or random_ops or self.host_ops)
         if stateless and jitted is not None and all(kind == "traced" and where == i
                                                     for i, (kind, where) in enumerate(sources)):
             if consts:
                 return lambda feeds, _: [_to_numpy(v) for v in jitted(*feeds, *consts)]
             return lambda feeds, _: [_to_numpy(v) for v in jitted(*feeds)]
-        n_fetched = sum(kind == "traced" for kind, _ in sources)
+        n_fetched = len(self._host_inputs)
+        host_ops, host_inputs, feed_tensors = self.host_ops, self._host_inputs, self._feed_tensors
+        static, canonical = self._static, self._canonical
 
         def run(feeds, session_state):
             store = session_state.variables
@@ -120,10 +145,18 @@ class Executable:
                 outs = jitted(*feeds, *starts, *flags, *consts)
                 for var, value in zip(written, outs[n_fetched:]):
                     store[var] = value
+            host_values = {}
+            if host_ops:
+                env = dict(static)
+                env.update(zip(feed_tensors, feeds))
+                env.update((r, np.asarray(outs[i])) for r, i in host_inputs.items())
+                host_values = _run_host_ops(host_ops, env, canonical)
             results = []
             for kind, where in sources:
                 if kind == "traced":
                     results.append(_to_numpy(outs[where]))
+                elif kind == "host":
+                    results.append(_to_numpy(host_values[where]))
                 elif kind == "static":
                     results.append(where[()] if where.ndim == 0 else where.copy())
                 else:
@@ -131,6 +164,33 @@ class Executable:
             return results
 
         return run
+
+
+def _host_tail(ops, canonical):
+    """Host ops and the ops downstream of them, in order; they run after the XLA part."""
+    tail, tail_set = [], set()
+    for op in ops:
+        if op.op_def.host is not None or any(canonical.get(t, t).op in tail_set
+                                             for t in op.inputs):
+            if op.op_def.stateful and op.op_def.host is None:
+                raise errors.UnimplementedError(
+                    None, op, f"{op.type} op '{op.name}' is stateful and consumes the output "
+                    f"of a host op; runs that mix them this way are not supported yet.")
+            tail.append(op)
+            tail_set.add(op)
+    return tail
+
+
+def _run_host_ops(ops, env, canonical):
+    """Evaluates the host part of a run: NumPy kernels, and eager lowerings after them."""
+    for op in ops:
+        inputs = [env[canonical.get(t, t)] for t in op.inputs]
+        if op.op_def.host is not None:
+            outs = lowering.run_host_kernel(op, inputs)
+        else:
+            outs = lowering.fold_op(op, inputs, max_elements=None)
+        env.update(zip(op.outputs, outs))
+    return env
 
 
 def _prng_key(row):

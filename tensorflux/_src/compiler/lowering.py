@@ -58,7 +58,7 @@ def can_fold(op, inputs) -> bool:  # random and stateful ops never fold
             and all(isinstance(v, np.ndarray) for v in inputs) and _static_outputs_small(op))
 
 
-def fold_op(op, inputs):
+def fold_op(op, inputs, max_elements=FOLD_MAX_ELEMENTS):
     """Evaluates `op` on static inputs now; returns numpy outputs, or None if too big."""
     try:
         with jax.ensure_compile_time_eval():
@@ -67,7 +67,7 @@ def fold_op(op, inputs):
         raise _with_node(op, e) from None
     except Exception as e:  # noqa: BLE001 - report which op failed, as TF does
         raise _invalid_argument(op, e) from e
-    if any(v.size > FOLD_MAX_ELEMENTS for v in outs):
+    if max_elements is not None and any(v.size > max_elements for v in outs):
         return None
     return _check_outputs(op, outs)
 
@@ -115,3 +115,17 @@ def lower_writer(op, inputs, written_refs):
         want = np.dtype(ref.dtype.as_numpy_dtype)
         checked.append(value if value.dtype == want else value.astype(want))
     return checked
+
+
+def run_host_kernel(op, inputs):
+    """Runs a host op's NumPy kernel; returns its outputs checked like a lowering's."""
+    op_def = op.op_def
+    try:
+        out = op_def.host(*inputs, **{k: op._attrs[k] for k in op_def.lower_attrs})
+    except errors.OpError as e:
+        raise _with_node(op, e) from None
+    except Exception as e:  # noqa: BLE001
+        raise _invalid_argument(op, e) from e
+    outs = [out] if len(op_def.output_args) == 1 and not op_def.output_args[0].is_list \
+        else list(out)
+    return _check_outputs(op, [np.asarray(v) for v in outs])

@@ -87,6 +87,9 @@ class OpDef:
     checks_initialized: `lower` gets, for each Ref input, whether it is initialized.
     random:   `lower(key, *inputs)` gets a fresh JAX PRNG key each run, derived from the
               op's (seed, seed2) attrs and how many times the Session ran it.
+    host:     a NumPy kernel `(*inputs, **attrs) -> value(s)` for ops XLA cannot compile
+              (data-dependent output shapes, strings). It runs on the host after the
+              compiled part of a run, and ops that consume its outputs run there too.
     """
 
     name: str
@@ -103,6 +106,7 @@ class OpDef:
     overwrites: bool = False
     checks_initialized: bool = False
     random: bool = False
+    host: Callable | None = None
     # Type attrs' defaults (TF's `Tidx: type = DT_INT32`): the preferred dtype for Python
     # values, and the attr's value when nothing else sets it.
     type_defaults: dict = field(default_factory=dict)
@@ -124,7 +128,8 @@ class OpDef:
              {k: v for k, v in self.attrs.items() if k not in self.type_attrs})
         number_attrs = {a.number_attr for a in self.input_args + self.output_args
                         if a.number_attr}
-        set_(self, "lower_attrs", _keyword_params(self.lower, set(self.attrs) | number_attrs))
+        set_(self, "lower_attrs", _keyword_params(self.lower or self.host,
+                                                  set(self.attrs) | number_attrs))
 
     def __repr__(self):
         return f"OpDef({self.name!r})"

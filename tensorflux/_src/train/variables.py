@@ -7,6 +7,8 @@ snapshot other ops read). The value itself lives in the Session.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.graph_keys import GraphKeys
@@ -21,6 +23,7 @@ __all__ = [
     "global_variables_initializer", "initialize_all_variables",
     "local_variables_initializer", "initialize_local_variables", "variables_initializer",
     "initialize_variables", "is_variable_initialized",
+    "report_uninitialized_variables",
 ]
 
 
@@ -249,3 +252,19 @@ initialize_local_variables = local_variables_initializer
 
 def is_variable_initialized(variable):
     return state_ops.is_variable_initialized(variable)
+
+
+def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
+    """A 1-D string tensor: names of the variables in var_list (default: all global and
+    local variables) that have no value in the session yet."""
+    from tensorflux._src.ops import host_ops  # noqa: F401  (registers the op)
+    from tensorflux._src.ops.op_builder import apply_op
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    with _graph.name_scope(name) as scope:
+        if not var_list:
+            from tensorflux._src.ops.constant import constant
+            return constant(np.array([], dtype=object), dtype="string", name=scope)
+        flags = array_ops.stack([state_ops.is_variable_initialized(v) for v in var_list])
+        return apply_op("ReportUninitializedVariables", name=scope, is_initialized=flags,
+                        names=tuple(v.op.name for v in var_list))
