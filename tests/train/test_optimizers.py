@@ -1,6 +1,9 @@
 """Each optimizer's first steps against a NumPy re-implementation of TF1's update rule.
 
 Problem: loss(w) = 0.5 * sum((A w - b)^2) in float64, so grad = A^T (A w - b).
+As in TF1, Python hyperparameters become float32 tensors that are cast to the
+variable's dtype (and Adam's beta powers are float32 variables), so the references
+round them through float32 (`f32`) exactly where TF1 does.
 """
 
 import numpy as np
@@ -19,7 +22,12 @@ def grad(w):
     return A.T @ (A @ w - B)
 
 
+def f32(value):
+    return float(np.float32(value))
+
+
 def numpy_sgd(lr=0.1):
+    lr = f32(lr)
     w = W0.copy()
     for _ in range(STEPS):
         w = w - lr * grad(w)
@@ -27,6 +35,7 @@ def numpy_sgd(lr=0.1):
 
 
 def numpy_momentum(lr=0.05, momentum=0.9, nesterov=False):
+    lr, momentum = f32(lr), f32(momentum)
     w, accum = W0.copy(), np.zeros_like(W0)
     for _ in range(STEPS):
         g = grad(w)
@@ -36,6 +45,7 @@ def numpy_momentum(lr=0.05, momentum=0.9, nesterov=False):
 
 
 def numpy_adam(lr=0.1, b1=0.9, b2=0.999, eps=1e-8):
+    lr, b1, b2, eps = f32(lr), f32(b1), f32(b2), f32(eps)
     w, m, v = W0.copy(), np.zeros_like(W0), np.zeros_like(W0)
     b1p, b2p = b1, b2
     for _ in range(STEPS):
@@ -44,11 +54,12 @@ def numpy_adam(lr=0.1, b1=0.9, b2=0.999, eps=1e-8):
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
         w = w - lr_t * m / (np.sqrt(v) + eps)
-        b1p, b2p = b1p * b1, b2p * b2
+        b1p, b2p = f32(b1p * b1), f32(b2p * b2)  # float32 variables in TF1
     return w
 
 
 def numpy_adagrad(lr=0.1, init=0.1):
+    lr = f32(lr)  # the accumulator starts at `init` exactly: a float64 constant slot
     w, acc = W0.copy(), np.full_like(W0, init)
     for _ in range(STEPS):
         g = grad(w)
@@ -58,6 +69,7 @@ def numpy_adagrad(lr=0.1, init=0.1):
 
 
 def numpy_adadelta(lr=1.0, rho=0.95, eps=1e-6):
+    lr, rho, eps = f32(lr), f32(rho), f32(eps)
     w, acc, acc_up = W0.copy(), np.zeros_like(W0), np.zeros_like(W0)
     for _ in range(STEPS):
         g = grad(w)
@@ -69,6 +81,7 @@ def numpy_adadelta(lr=1.0, rho=0.95, eps=1e-6):
 
 
 def numpy_rmsprop(lr=0.01, decay=0.9, momentum=0.5, eps=1e-10, centered=False):
+    lr, decay, momentum, eps = f32(lr), f32(decay), f32(momentum), f32(eps)
     w, ms, mom, mg = W0.copy(), np.ones_like(W0), np.zeros_like(W0), np.zeros_like(W0)
     for _ in range(STEPS):
         g = grad(w)
@@ -83,6 +96,7 @@ def numpy_rmsprop(lr=0.01, decay=0.9, momentum=0.5, eps=1e-10, centered=False):
 
 
 def numpy_ftrl(lr=0.5, power=-0.5, init=0.1, l1=0.01, l2=0.02):
+    lr, power, l1, l2 = f32(lr), f32(power), f32(l1), f32(l2)  # `init`: float64 slot
     w, acc, lin = W0.copy(), np.full_like(W0, init), np.zeros_like(W0)
     for _ in range(STEPS):
         g = grad(w)
@@ -95,6 +109,7 @@ def numpy_ftrl(lr=0.5, power=-0.5, init=0.1, l1=0.01, l2=0.02):
 
 
 def numpy_proximal(lr=0.1, l1=0.05, l2=0.1):
+    lr, l1, l2 = f32(lr), f32(l1), f32(l2)
     w = W0.copy()
     for _ in range(STEPS):
         prox = w - lr * grad(w)
