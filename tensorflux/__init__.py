@@ -43,6 +43,7 @@ from tensorflux._src.ops.linalg_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.reduce_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.slicing_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sort_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.segment_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.graph_keys import GraphKeys  # noqa: F401
 from tensorflux._src.train.variables import *  # noqa: F401,F403
 from tensorflux._src.train.variable_scope import *  # noqa: F401,F403

@@ -46,17 +46,21 @@ def test_stop_gradient_op_and_argument():
 
 
 def test_missing_gradient_raises_lookup_error():
-    from tensorflux._src.ops.op_builder import apply_op
-    from tensorflux._src.ops.registry import OpDef, register
     import jax.numpy as jnp
-    register(OpDef("TestOpWithoutGradient", inputs=("x: T",), outputs=("y: T",),
-                   attrs={"T": (tf.float32,)}, shape=lambda op: op.inputs[0].shape,
-                   lower=jnp.negative))
-    x = tf.constant(1.0)
-    y = apply_op("TestOpWithoutGradient", x=x, name="nograd")
-    with pytest.raises(LookupError, match="No gradient defined for operation 'nograd' "
-                                          r"\(op type: TestOpWithoutGradient\)"):
-        tf.gradients(y, x)
+
+    from tensorflux._src.ops import registry
+    from tensorflux._src.ops.op_builder import apply_op
+    registry.register(registry.OpDef(
+        "TestOpWithoutGradient", inputs=("x: T",), outputs=("y: T",),
+        attrs={"T": (tf.float32,)}, shape=lambda op: op.inputs[0].shape, lower=jnp.negative))
+    try:
+        x = tf.constant(1.0)
+        y = apply_op("TestOpWithoutGradient", x=x, name="nograd")
+        with pytest.raises(LookupError, match="No gradient defined for operation 'nograd' "
+                                              r"\(op type: TestOpWithoutGradient\)"):
+            tf.gradients(y, x)
+    finally:
+        registry._REGISTRY.pop("TestOpWithoutGradient")  # keep the registry walk clean
 
 
 def test_register_gradient_and_override_map():

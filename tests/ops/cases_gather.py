@@ -8,6 +8,7 @@ in test_array_errors.py.
 import numpy as np
 
 import tensorflux as tf
+from tensorflux._src.ops.segment_ops import unsorted_segment_sum
 from tests.ops.harness import Case, uniform
 
 
@@ -28,6 +29,17 @@ def np_gather(params, indices, axis=0):
 
 def np_gather_batch(params, indices):  # batch_dims=1, axis=1
     return np.stack([np.take(p, i, axis=0) for p, i in zip(params, indices)])
+
+
+def np_gather_batch_axis2(params, indices):  # batch_dims=1, axis=2, zeros out of range
+    return np.stack([np_gather(p, i, axis=1) for p, i in zip(params, indices)])
+
+
+def np_unsorted_segment_sum(data, ids, n=4):
+    out = np.zeros((n,) + data.shape[ids.ndim:], data.dtype)
+    keep = ids >= 0  # negative ids drop their rows
+    np.add.at(out, ids[keep], data[keep])
+    return out
 
 
 def np_gather_nd(params, indices):
@@ -57,6 +69,15 @@ CASES = [
     Case("GatherV2", lambda p, i: tf.gather(p, i, axis=1, batch_dims=1), np_gather_batch,
          [((2, 4, 3), (2, 5))], PI[:1], gen=[uniform(), ints(0, 3)],
          name="GatherV2(batch_dims=1)"),
+    Case("GatherV2", lambda p, i: tf.gather(p, i, axis=2, batch_dims=1), np_gather_batch_axis2,
+         [((2, 3, 4, 2), (2, 5))], PI[:1], gen=[uniform(), ints(-1, 4)],
+         name="GatherV2(batch_dims=1, axis=2, out of range)"),
+    Case("GatherV2", lambda p, i: tf.gather(p, i, axis=-1), lambda p, i: np_gather(p, i, 1),
+         [((3, 4), (2, 3))], PI[:1], gen=[uniform(), ints(0, 3)], name="GatherV2(axis=-1)"),
+    Case("UnsortedSegmentSum", lambda d, i: unsorted_segment_sum(d, i, 4),
+         np_unsorted_segment_sum, [((6, 2), (6,)), ((2, 3, 2), (2, 3)), ((5,), (5,))],
+         [(np.float32, np.int32), (np.float64, np.int64), (np.int32, np.int32)],
+         gen=[uniform(), ints(-1, 3)]),
     Case("GatherNd", tf.gather_nd, np_gather_nd, [((4, 3), (5, 2)), ((4, 3, 2), (2, 2, 1))],
          PI, gen=[uniform(), ints(0, 2)]),
     Case("ScatterNd", lambda i, u: tf.scatter_nd(i, u, [6, 2]), np_scatter_nd,

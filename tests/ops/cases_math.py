@@ -52,6 +52,36 @@ def unary(op, fn, expect, dtypes=FLOAT, gen=None, shapes=ONE, **kw):
     return Case(op, fn, expect, shapes, dtypes, gen=gen or uniform(), **kw)
 
 
+def orders(rng, shape, dtype):
+    """Polygamma orders: small non-negative integers."""
+    return rng.integers(0, 4, size=shape).astype(dtype)
+
+
+def right_half(rng, shape, dtype):
+    """Positive values: real parts that keep complex inputs off the branch cuts of sqrt,
+    log and angle (the negative real axis)."""
+    return uniform(0.5, 2.5)(rng, shape, dtype)
+
+
+def via_parts(op, f, npf, n=1, shape=(2, 3), real_gen=None, complex_out=True, **kw):
+    """A complex op seen through real tensors: inputs are the real and imaginary parts of
+    its n operands, outputs the parts of its result. Values and, through the parts, the
+    complex gradient convention (grad * conj(f'(z))) are then checked by finite
+    differences like any real op."""
+    def fn(*parts):
+        out = f(*[tf.complex(parts[2 * i], parts[2 * i + 1]) for i in range(n)])
+        return [tf.real(out), tf.imag(out)] if complex_out else out
+
+    def expect(*parts):
+        out = npf(*[parts[2 * i] + 1j * parts[2 * i + 1] for i in range(n)])
+        return [np.real(out), np.imag(out)] if complex_out else out
+
+    shapes = shape if isinstance(shape, list) else [shape] * n
+    return Case(op, fn, expect, [tuple(s for s in shapes for _ in (0, 1))], (np.float64,),
+                gen=[real_gen or uniform(), uniform()] * n, name=f"{op}(complex, via parts)",
+                **kw)
+
+
 CASES = [
     # -- arithmetic ------------------------------------------------------------------------
     Case("Add", tf.add, np.add, BCAST, REAL + (np.int8, np.uint8, np.complex64)),
@@ -101,15 +131,21 @@ CASES = [
     Case("SquaredDifference", tf.squared_difference,
          lambda x, y: (x - y) * np.conj(x - y), PAIR, CPLX, name="SquaredDifference(complex)"),
     Case("Atan2", tf.atan2, np.arctan2, PAIR, FLOAT),
+    # At y == 0 the op jumps from +-inf to 0: finite differences in y mean nothing there.
     Case("DivNoNan", tf.div_no_nan, lambda x, y: np.where(y == 0, 0, x / np.where(
         y == 0, 1, y)).astype(x.dtype), PAIR, FLOAT + (np.complex64,),
-         gen=[uniform(), with_zeros(nonzero())]),
+         gen=[uniform(), with_zeros(nonzero())], grad_gen=[uniform(), nonzero()]),
     Case("MulNoNan", tf.multiply_no_nan, lambda x, y: np.where(y == 0, 0, x * y).astype(x.dtype),
          PAIR, FLOAT, gen=[uniform(), with_zeros(uniform())]),
+    # TF defines d/dx = 0 where x == 0 (not log(y) or 1 / y), so the gradient check keeps
+    # x away from 0; test_math_gradients.py checks the value at 0.
     Case("Xlogy", tf.xlogy, lambda x, y: np.where(x == 0, 0, x * np.log(y)).astype(x.dtype),
-         PAIR, FLOAT, gen=[with_zeros(uniform()), positive()]),
+         PAIR, FLOAT, gen=[with_zeros(uniform()), positive()], grad_gen=[nonzero(), positive()]),
     Case("Xdivy", tf.xdivy, lambda x, y: np.where(x == 0, 0, x / y).astype(x.dtype), PAIR,
-         FLOAT, gen=[with_zeros(uniform()), nonzero()]),
+         FLOAT, gen=[with_zeros(uniform()), nonzero()], grad_gen=nonzero()),
+    Case("Polygamma", tf.polygamma,
+         lambda a, x: scipy.special.polygamma(a.astype(int), x).astype(x.dtype), PAIR, FLOAT,
+         gen=[orders, uniform(0.5, 4)], rtol=1e-4, grad_inputs=[1]),  # no gradient for a
     Case("AddN", lambda a, b, c: tf.add_n([a, b, c]), lambda a, b, c: a + b + c,
          [((2, 3), (2, 3), (2, 3))], (np.float32, np.int32, np.complex64)),
     # -- comparisons and logic -----------------------------------------------------------------
@@ -134,7 +170,7 @@ CASES = [
     unary("ComplexAbs", tf.abs, np.abs, CPLX),
     unary("Sign", tf.sign, np.sign, (np.int32, np.int64) + CPLX, gen=with_zeros(uniform())),
     unary("Sign", tf.sign, lambda x: np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype),
-          FLOAT, gen=specials, name="Sign(0 for NaN)"),
+          FLOAT, gen=specials, grad_gen=nonzero(0.5, 3), name="Sign(0 for NaN)"),
     unary("Reciprocal", tf.reciprocal, lambda x: c_div(np.ones_like(x), x),
           (np.int32, np.int64), gen=nonzero(1, 3)),
     unary("Reciprocal", tf.reciprocal, lambda x: 1 / x, FLOAT + (np.complex64,), gen=nonzero(),
@@ -186,11 +222,34 @@ CASES = [
          (np.float32,)),
     Case("Complex", tf.complex, lambda re, im: re + 1j * im, PAIR, (np.float64,),
          name="Complex(float64)"),
+    # -- complex gradients, through real and imaginary parts --------------------------------
+    via_parts("Mul", tf.multiply, np.multiply, n=2),
+    via_parts("RealDiv", tf.truediv, np.divide, n=2, real_gen=right_half),
+    via_parts("Pow", tf.pow, np.power, n=2, real_gen=right_half),
+    via_parts("Square", tf.square, np.square),
+    via_parts("Reciprocal", tf.reciprocal, np.reciprocal, real_gen=right_half),
+    via_parts("Sqrt", tf.sqrt, np.sqrt, real_gen=right_half),
+    via_parts("Rsqrt", tf.rsqrt, lambda z: 1 / np.sqrt(z), real_gen=right_half),
+    via_parts("Exp", tf.exp, np.exp),
+    via_parts("Log", tf.log, np.log, real_gen=right_half),
+    via_parts("Sin", tf.sin, np.sin),
+    via_parts("Cos", tf.cos, np.cos),
+    via_parts("Tanh", tf.tanh, np.tanh, real_gen=uniform(-1, 1)),
+    via_parts("Sigmoid", tf.sigmoid, lambda z: 1 / (1 + np.exp(-z)), real_gen=uniform(-1, 1)),
+    via_parts("Conj", tf.conj, np.conj),
+    via_parts("Angle", tf.angle, np.angle, real_gen=right_half, complex_out=False),
+    via_parts("ComplexAbs", tf.abs, np.abs, complex_out=False),
+    via_parts("Cast", lambda z: tf.cast(z, tf.float64), np.real, complex_out=False),
+    via_parts("AddN", lambda a, b: tf.add_n([a, b, a]), lambda a, b: a + b + a, n=2),
     # -- casts -----------------------------------------------------------------------------------
     unary("Cast", lambda x: tf.cast(x, tf.int32), lambda x: np.trunc(x).astype(np.int32),
           FLOAT + (np.int64,), name="Cast(to int32, truncating)"),
+    # float64 -> float32 rounds: finite differences of the rounded values are noise.
     unary("Cast", tf.to_float, lambda x: x.astype(np.float32), (np.int32, np.bool_,
-                                                               np.float64, np.uint8)),
+                                                               np.float64, np.uint8),
+          grad=False),
+    unary("Cast", lambda x: tf.real(tf.square(tf.cast(x, tf.complex128))), np.square,
+          (np.float64,), name="Cast(to complex and back: the gradient takes the real part)"),
     unary("Cast", lambda x: tf.cast(x, tf.bool), lambda x: x != 0, FLOAT + (np.int32,),
           gen=with_zeros(uniform()), name="Cast(to bool)"),
     unary("Cast", lambda x: tf.cast(x, tf.float64), lambda x: np.real(x).astype(np.float64), CPLX,

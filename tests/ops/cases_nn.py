@@ -63,8 +63,10 @@ CASES = [
          lambda x, b: x + b.reshape(1, -1, 1, 1), [((2, 3, 4, 5), (3,))], FLOAT,
          name="BiasAdd(NCHW)"),
     Case("StopGradient", tf.stop_gradient, lambda x: x, [((3,),)], FLOAT),
-    Case("PlaceholderWithDefault", lambda x: tf.placeholder_with_default(x, [None, 3]),
+    Case("PlaceholderWithDefault", lambda x: tf.placeholder_with_default(x, x.shape),
          lambda x: x, [((2, 3),)], FLOAT),
+    Case("IdentityN", lambda x, y: tf.identity_n([x, y]), lambda x, y: [x, y],
+         [((2, 3), (4,))], FLOAT),
     # QR is unique only up to column signs: check Q R = A and Q^T Q = I instead.
     Case("Qr", lambda a: (lambda q, r: [tf.matmul(q, r), tf.matmul(q, q, transpose_a=True)])(
         *tf.qr(a)), lambda a: [a, np.eye(a.shape[1], dtype=a.dtype)], [((5, 3),)], FLOAT),

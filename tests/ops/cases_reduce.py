@@ -31,6 +31,12 @@ def exclusive(scan, identity, reverse=False, axis=0):
     return expect
 
 
+def with_zeros(rng, shape, dtype):
+    """Values in [-2, 2] with about a quarter of them exactly 0."""
+    x = uniform(-2, 2)(rng, shape, dtype)
+    return np.where(rng.random(shape) < 0.25, 0, x).astype(dtype)
+
+
 def logsumexp(x, axis=None, keepdims=False):
     m = np.max(x, axis=axis, keepdims=True)
     out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
@@ -68,11 +74,19 @@ CASES = [
          name="Mean(ints, keepdims)"),
     Case("Mean", lambda x: tf.reduce_mean(x, [0, 1]), lambda x: np.mean(x, (0, 1)),
          M, (np.float16,), name="Mean(float16)"),
+    Case("Mean", lambda x: tf.reduce_mean(x, -2, keepdims=True),
+         lambda x: np.mean(x, -2, keepdims=True), M3, (np.float64,), name="Mean(keepdims)"),
     # -- Prod, Max, Min, Any, All, EuclideanNorm -----------------------------------------------
     Case("Prod", lambda x: tf.reduce_prod(x, 1), lambda x: np.prod(x, 1, dtype=x.dtype), M3,
          REAL + (np.complex128,), gen=uniform(-2, 2)),
     Case("Prod", tf.reduce_prod, lambda x: np.prod(x, dtype=x.dtype), M, (np.float32,),
          name="Prod(all)"),
+    # Zeros: the gradient is the product of the other elements, with no division.
+    Case("Prod", lambda x: tf.reduce_prod(x, [0, 2], keepdims=True),
+         lambda x: np.prod(x, (0, 2), keepdims=True), M3, (np.float64,), gen=with_zeros,
+         name="Prod(axes, keepdims, zeros)"),
+    Case("Prod", lambda x: tf.reduce_prod(x, -1), lambda x: np.prod(x, -1),
+         [((2, 3),)], (np.complex128,), name="Prod(complex)"),
     Case("Max", tf.reduce_max, np.max, M3, REAL + (np.uint8, np.float16)),
     Case("Max", lambda x: tf.reduce_max(x, [0, -1], keepdims=True),
          lambda x: np.max(x, (0, 2), keepdims=True), M3, (np.float32, np.int32),
@@ -80,16 +94,22 @@ CASES = [
     Case("Max", lambda x: tf.reduce_max(x, 0), lambda x: np.full((3,), -np.inf, x.dtype),
          [((0, 3),)], (np.float32,), name="Max(empty gives -inf)"),
     Case("Min", lambda x: tf.reduce_min(x, 1), lambda x: np.min(x, 1), M3, REAL),
+    Case("Min", lambda x: tf.reduce_min(x, [-1], keepdims=True),
+         lambda x: np.min(x, -1, keepdims=True), M3, (np.float64,), name="Min(keepdims)"),
     Case("Any", lambda x: tf.reduce_any(x, 1), lambda x: np.any(x, 1), M3, (np.bool_,)),
     Case("Any", tf.reduce_any, np.any, M, (np.bool_,), name="Any(all)"),
     Case("All", lambda x: tf.reduce_all(x, -1, keepdims=True),
          lambda x: np.all(x, -1, keepdims=True), M3, (np.bool_,)),
     Case("EuclideanNorm", lambda x: tf.reduce_euclidean_norm(x, 1),
          lambda x: np.sqrt(np.sum(x * x, 1)), M3, FLOAT),
+    Case("EuclideanNorm", lambda x: tf.reduce_euclidean_norm(x, [0, 2], keepdims=True),
+         lambda x: np.sqrt(np.sum(x * x, (0, 2), keepdims=True)), M3, (np.float64,),
+         name="EuclideanNorm(axes, keepdims)"),
     Case("EuclideanNorm", tf.reduce_euclidean_norm,
          lambda x: np.trunc(np.sqrt(np.sum(x * x))).astype(x.dtype), M, (np.int32,),
          name="EuclideanNorm(ints truncate)"),
     # -- composites --------------------------------------------------------------------------
+    # int64 output: nothing to differentiate (the gradient check skips it).
     Case("Sum", lambda x: tf.count_nonzero(x, 1), lambda x: np.count_nonzero(x, 1), M3,
          (np.float32, np.int32, np.bool_), gen=uniform(-1, 1), name="Sum(count_nonzero)"),
     Case("Mean", lambda x: tf.reduce_variance(x, 1), lambda x: np.var(x, 1), M3, FLOAT,
@@ -122,11 +142,14 @@ CASES = [
          lambda x: np.flip(np.cumsum(np.flip(x, 1), 1), 1), M3, (np.float64,),
          name="Cumsum(reverse)"),
     Case("Cumsum", lambda x: tf.cumsum(x, 1, exclusive=True, reverse=True),
-         exclusive(np.cumsum, 0, reverse=True, axis=1), M3, (np.int64,),
+         exclusive(np.cumsum, 0, reverse=True, axis=1), M3, (np.int64, np.float64),
          name="Cumsum(exclusive, reverse)"),
     Case("Cumprod", lambda x: tf.cumprod(x, 1), lambda x: np.cumprod(x, 1, dtype=x.dtype), M3,
          REAL, gen=uniform(-2, 2)),
     Case("Cumprod", lambda x: tf.cumprod(x, exclusive=True, reverse=True),
          exclusive(np.cumprod, 1, reverse=True), M3, (np.float32,), gen=positive(),
          name="Cumprod(exclusive, reverse)"),
+    Case("Cumprod", lambda x: tf.cumprod(x, -1, exclusive=True),
+         exclusive(np.cumprod, 1, axis=2), M3, (np.float64,), gen=uniform(-2, 2),
+         name="Cumprod(exclusive)"),
 ]

@@ -3,6 +3,7 @@
 import numpy as np
 
 import tensorflux as tf
+from tensorflux._src.ops.op_builder import apply_op
 from tests.ops.harness import Case, uniform
 
 F = (np.float32,)
@@ -20,6 +21,20 @@ def getitem(spec, shapes, dtypes=F, name=None):
     """A case for `x[spec]`, checked against NumPy's `x[spec]`."""
     return Case("StridedSlice", lambda x: x[spec], lambda x: x[spec], shapes, dtypes,
                 name=name or f"getitem{spec!r}")
+
+
+def strided_slice_grad(shape, begin, end, strides, **masks):
+    """StridedSliceGrad (the gradient op of x[spec]) of an x of `shape`, fed dy."""
+    return lambda dy: apply_op("StridedSliceGrad", shape=shape, begin=begin, end=end,
+                               strides=strides, dy=dy, **masks)
+
+
+def np_strided_slice_grad(shape, spec):
+    def expect(dy):
+        out = np.zeros(shape, dy.dtype)
+        out[spec] = dy  # numpy writes through new axes and single indices alike
+        return out
+    return expect
 
 
 CASES = [
@@ -50,6 +65,18 @@ CASES = [
     Case("StridedSlice",
          lambda x: tf.strided_slice(x, [0, 0], [2, 1], new_axis_mask=0b01),
          lambda x: x[None, 0:1], [((3, 2),)], F, name="strided_slice(new axis)"),
+    Case("StridedSliceGrad",
+         strided_slice_grad([4, 5], [1, 0], [0, 0], [1, -1], begin_mask=0b10, end_mask=0b11),
+         np_strided_slice_grad((4, 5), np.s_[1:, ::-1]), [((3, 5),)], FI),
+    Case("StridedSliceGrad",
+         strided_slice_grad([2, 3, 4], [0, 0, 1], [0, 0, 2], [1, 1, 1], new_axis_mask=0b001,
+                            ellipsis_mask=0b010, shrink_axis_mask=0b100),
+         np_strided_slice_grad((2, 3, 4), np.s_[None, ..., 1]), [((1, 2, 3),)], F,
+         name="StridedSliceGrad(new axis, ellipsis, shrink)"),
+    Case("StridedSliceGrad",
+         strided_slice_grad([6, 2], [-1, 0], [0, 0], [-2, 1], end_mask=0b11),
+         np_strided_slice_grad((6, 2), np.s_[::-2]), [((3, 2),)], F,
+         name="StridedSliceGrad(negative stride)"),
     Case("Slice", lambda x: tf.slice(x, [1, 0], [2, -1]), lambda x: x[1:3, :],
          [((4, 3),)], FI),
     Case("Slice", lambda x: tf.slice(x, [0, 1, 2], [-1, 1, 2]), lambda x: x[:, 1:2, 2:4],

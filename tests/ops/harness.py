@@ -157,8 +157,10 @@ def gradient_dtypes(case):
         if not any(d.kind == "f" for d in dts):
             continue
         rng = np.random.default_rng(0)
-        arrays = [g(rng, s, d) for g, s, d in zip(_generators(case, len(dts)),
-                                                  case.shapes[0], dts)]
+        gens = _generators(case, len(dts)) if case.grad_gen is None else (
+            list(case.grad_gen) if isinstance(case.grad_gen, (list, tuple))
+            else [case.grad_gen] * len(dts))
+        arrays = [g(rng, s, d) for g, s, d in zip(gens, case.shapes[0], dts)]
         outs = case.expect(*arrays)
         outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
         if any(np.asarray(o).dtype.kind == "f" for o in outs):

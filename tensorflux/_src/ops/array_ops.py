@@ -7,6 +7,7 @@ not. Shape functions follow TF's C++ shape functions, including their messages.
 
 More of TF's array_ops lives in sibling families: slice/strided_slice/split/getitem in
 slicing_ops, gather/one_hot/where in gather_ops, fill/zeros/ones/range in generator_ops.
+The records' gradient functions live in array_grads.
 """
 
 from __future__ import annotations
@@ -21,14 +22,16 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
+from tensorflux._src.ops import array_grads as _g
+from tensorflux._src.ops.array_grads import invert_permutation
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor, static_value, unchanged
 
 __all__ = [
     "broadcast_to", "concat", "diag", "diag_part", "expand_dims", "identity",
-    "matrix_transpose", "pad", "rank", "reshape", "reverse", "reverse_v2", "shape", "size",
-    "squeeze", "stack", "tile", "transpose", "unstack",
+    "invert_permutation", "matrix_transpose", "pad", "rank", "reshape", "reverse",
+    "reverse_v2", "shape", "size", "squeeze", "stack", "tile", "transpose", "unstack",
 ]
 
 # Every type XLA can hold. TF's "type" also allows string, which has no XLA form yet.
@@ -112,7 +115,8 @@ def shape_arg(shape):
 
 # -- the existing structural ops --------------------------------------------------------
 register(OpDef("Identity", inputs=("input: T",), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL}, shape=unchanged, lower=lambda x: x))
+               attrs={"T": _dtypes.ALL}, shape=unchanged, lower=lambda x: x,
+               grad=_g.identity_grad))
 
 
 def identity(input, name=None):  # noqa: A002 - TF's argument name
@@ -172,7 +176,7 @@ def _pack_shape(op):
 
 register(OpDef("Pack", inputs=("values: N * T",), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "axis": 0}, shape=_pack_shape,
-               lower=lambda *values, axis: jnp.stack(values, axis)))
+               lower=lambda *values, axis: jnp.stack(values, axis), grad=_g.pack_grad))
 
 
 def stack(values, axis=0, name="stack"):
@@ -237,7 +241,7 @@ def _unpack_lower(value, num, axis):
 
 register(OpDef("Unpack", inputs=("value: T",), outputs=("output: num * T",),
                attrs={"T": ANY, "num": REQUIRED, "axis": 0}, shape=_unpack_shape,
-               lower=_unpack_lower))
+               lower=_unpack_lower, grad=_g.unpack_grad))
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
@@ -304,7 +308,8 @@ def _reshape_lower(tensor, shape):
 
 
 register(OpDef("Reshape", inputs=("tensor: T", "shape: Tshape"), outputs=("output: T",),
-               attrs={"T": ANY, "Tshape": _I}, shape=_reshape_shape, lower=_reshape_lower))
+               attrs={"T": ANY, "Tshape": _I}, shape=_reshape_shape, lower=_reshape_lower,
+               grad=_g.reshape_grad))
 
 
 def reshape(tensor, shape, name=None):
@@ -353,12 +358,10 @@ def _make_transpose_lower(op_type, conjugate):
     return lower
 
 
-register(OpDef("Transpose", inputs=("x: T", "perm: Tperm"), outputs=("y: T",),
-               attrs={"T": ANY, "Tperm": _I}, shape=_transpose_shape,
-               lower=_make_transpose_lower("Transpose", False)))
-register(OpDef("ConjugateTranspose", inputs=("x: T", "perm: Tperm"), outputs=("y: T",),
-               attrs={"T": ANY, "Tperm": _I}, shape=_transpose_shape,
-               lower=_make_transpose_lower("ConjugateTranspose", True)))
+for _op_type, _conjugate in (("Transpose", False), ("ConjugateTranspose", True)):
+    register(OpDef(_op_type, inputs=("x: T", "perm: Tperm"), outputs=("y: T",),
+                   attrs={"T": ANY, "Tperm": _I}, shape=_transpose_shape,
+                   lower=_make_transpose_lower(_op_type, _conjugate), grad=_g.transpose_grad))
 
 
 def transpose(a, perm=None, name="transpose", conjugate=False):
@@ -420,7 +423,7 @@ def _expand_dims_lower(input, dim):  # noqa: A002
 
 register(OpDef("ExpandDims", inputs=("input: T", "dim: Tdim"), outputs=("output: T",),
                attrs={"T": ANY, "Tdim": _I}, shape=_expand_dims_shape,
-               lower=_expand_dims_lower))
+               lower=_expand_dims_lower, grad=_g.reshape_grad))
 
 
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
@@ -477,7 +480,7 @@ def _squeeze_lower(input, squeeze_dims):  # noqa: A002
 
 register(OpDef("Squeeze", inputs=("input: T",), outputs=("output: T",),
                attrs={"T": ANY, "squeeze_dims": ()}, shape=_squeeze_shape,
-               lower=_squeeze_lower))
+               lower=_squeeze_lower, grad=_g.squeeze_grad))
 
 
 def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
@@ -546,7 +549,8 @@ def _concat_lower(*args):
 
 
 register(OpDef("ConcatV2", inputs=("values: N * T", "axis: Tidx"), outputs=("output: T",),
-               attrs={"T": ANY, "Tidx": _I}, shape=_concat_shape, lower=_concat_lower))
+               attrs={"T": ANY, "Tidx": _I}, shape=_concat_shape, lower=_concat_lower,
+               grad=_g.concat_grad))
 
 
 def concat(values, axis, name="concat"):
@@ -586,7 +590,8 @@ def _tile_lower(input, multiples):  # noqa: A002
 
 
 register(OpDef("Tile", inputs=("input: T", "multiples: Tmultiples"), outputs=("output: T",),
-               attrs={"T": ANY, "Tmultiples": _I}, shape=_tile_shape, lower=_tile_lower))
+               attrs={"T": ANY, "Tmultiples": _I}, shape=_tile_shape, lower=_tile_lower,
+               grad=_g.tile_grad))
 
 
 def tile(input, multiples, name=None):  # noqa: A002
@@ -635,16 +640,18 @@ def _mirror_pad_lower(input, paddings, mode):  # noqa: A002
 
 register(OpDef("Pad", inputs=("input: T", "paddings: Tpaddings"), outputs=("output: T",),
                attrs={"T": ANY, "Tpaddings": _I}, shape=_pad_shape,
-               lower=lambda input, paddings: jnp.pad(input, _paddings(paddings, "Pad", input))))
+               lower=lambda input, paddings: jnp.pad(input, _paddings(paddings, "Pad", input)),
+               grad=_g.pad_grad))
 register(OpDef("PadV2", inputs=("input: T", "paddings: Tpaddings", "constant_values: T"),
                outputs=("output: T",), attrs={"T": ANY, "Tpaddings": _I}, shape=_pad_shape,
                # lax.pad takes the fill value as a (possibly traced) scalar
                lower=lambda input, paddings, constant_values: jax.lax.pad(
                    input, jnp.asarray(constant_values, input.dtype).reshape(()),
-                   [(lo, hi, 0) for lo, hi in _paddings(paddings, "PadV2", input)])))
+                   [(lo, hi, 0) for lo, hi in _paddings(paddings, "PadV2", input)]),
+               grad=_g.pad_grad))
 register(OpDef("MirrorPad", inputs=("input: T", "paddings: Tpaddings"), outputs=("output: T",),
                attrs={"T": ANY, "Tpaddings": _I, "mode": REQUIRED}, shape=_pad_shape,
-               lower=_mirror_pad_lower))
+               lower=_mirror_pad_lower, grad=_g.mirror_pad_grad))
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
@@ -686,7 +693,8 @@ def _canonical_axes(axes, rank_, fail):
 register(OpDef("ReverseV2", inputs=("tensor: T", "axis: Tidx"), outputs=("output: T",),
                attrs={"T": ANY, "Tidx": _I}, shape=_reverse_shape,
                lower=lambda tensor, axis: jnp.flip(tensor, _canonical_axes(
-                   static_input(axis, "ReverseV2", "axis"), tensor.ndim, kernel_error))))
+                   static_input(axis, "ReverseV2", "axis"), tensor.ndim, kernel_error)),
+               grad=_g.reverse_grad))
 
 
 def reverse(tensor, axis, name=None):
@@ -729,7 +737,7 @@ def _broadcast_to_lower(input, shape):  # noqa: A002
 
 register(OpDef("BroadcastTo", inputs=("input: T", "shape: Tidx"), outputs=("output: T",),
                attrs={"T": ANY, "Tidx": _I}, shape=_broadcast_to_shape,
-               lower=_broadcast_to_lower))
+               lower=_broadcast_to_lower, grad=_g.broadcast_to_grad))
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -776,9 +784,10 @@ register(OpDef("Diag", inputs=("diagonal: T",), outputs=("output: T",),
                attrs={"T": _DIAG_TYPES},
                shape=lambda op: with_rank_at_least(op.inputs[0].shape, 1).concatenate(
                    op.inputs[0].shape),
-               lower=_diag_lower))
+               lower=_diag_lower, grad=_g.diag_grad))
 register(OpDef("DiagPart", inputs=("input: T",), outputs=("diagonal: T",),
-               attrs={"T": _DIAG_TYPES}, shape=_diag_part_shape, lower=_diag_part_lower))
+               attrs={"T": _DIAG_TYPES}, shape=_diag_part_shape, lower=_diag_part_lower,
+               grad=_g.diag_part_grad))
 
 
 def diag(diagonal, name=None):

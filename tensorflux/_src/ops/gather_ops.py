@@ -5,6 +5,10 @@ not in [0, 3)"), its GPU kernels write zeros (gather) or skip the update (scatte
 Here an index known when the graph is compiled (a constant, or computed from constants)
 is checked and raises TF's CPU error; an index computed at run time cannot stop a
 compiled XLA program, so it gets TF's GPU behaviour: zeros / dropped updates.
+
+Gradients: gather's is a dense tensor (TF's is IndexedSlices), an unsorted segment sum
+of the output gradient into the rows read, so repeated indices accumulate and indices
+that read zeros get nothing. gather_nd and scatter_nd are each other's gradients.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
+from tensorflux._src.ops.array_ops import shape as _shape_op
 from tensorflux._src.ops.array_ops import (ANY, dims_str, kernel_error, merge_shapes,
                                            static_input, static_scalar, with_rank,
                                            with_rank_at_least)
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
+from tensorflux._src.ops.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.shape_fns import broadcast, static_shape_from_tensor
 
 __all__ = ["gather", "gather_nd", "one_hot", "scatter_nd", "where", "where_v2"]
@@ -102,10 +108,54 @@ def _gather_lower(params, indices, axis, batch_dims):
     return jnp.where(mask, out, jnp.zeros((), out.dtype))
 
 
+def _gather_grad(op, dy):
+    """Dense params gradient (TF builds IndexedSlices): a segment sum of dy's slices into
+    the rows they were gathered from, so repeated indices accumulate."""
+    from tensorflux._src.ops import array_ops as A
+    from tensorflux._src.ops import generator_ops, math_ops, reduce_ops
+    params, indices, axis_t = op.inputs
+    batch_dims, axis = op.get_attr("batch_dims"), static_scalar(axis_t)
+    ps = A.shape(params, out_type=indices.dtype)
+    np_int = indices.dtype.as_numpy_dtype
+    if batch_dims == 0 and axis == 0:  # the common case, which needs no ranks
+        values = A.reshape(dy, A.concat([A.reshape(A.size(indices, out_type=indices.dtype),
+                                                   [1]), ps[1:]], 0))
+        return [unsorted_segment_sum(values, A.reshape(indices, [-1]), ps[0]), None, None]
+    p_rank, i_rank = params.shape.ndims, indices.shape.ndims
+    if p_rank is None or i_rank is None or axis is None:
+        raise ValueError(f"The gradient of {op.name} (gather with axis != 0 or batch_dims) "
+                         f"needs the ranks of params and indices and a constant axis")
+    b = batch_dims + i_rank if batch_dims < 0 else batch_dims
+    a = axis % p_rank
+    n_j, n_i = i_rank - b, p_rank - a - 1
+    # dy is (B, O, J, I): batch dims, params' dims before the axis, indices' own dims,
+    # params' dims after it. Bring it to (B, J, O, I) and flatten B and J into rows.
+    perm = [*range(b), *range(a, a + n_j), *range(b, a), *range(a + n_j, a + n_j + n_i)]
+    values = A.transpose(dy, perm) if perm != sorted(perm) else dy
+    n = ps[a]
+    values = A.reshape(values, A.concat([A.reshape(A.size(indices, out_type=indices.dtype),
+                                                   [1]), ps[b:a], ps[a + 1:]], 0))
+    ids, num = indices, n
+    if b:
+        # Batch row r of params owns segments r * n .. r * n + n - 1. An index outside
+        # [0, n) read zeros, so it must not reach a neighbouring batch row's segments.
+        rows = reduce_ops.reduce_prod(ps[:b])
+        offsets = A.reshape(generator_ops.range(rows) * n,
+                            A.concat([ps[:b], np.ones(n_j, np_int)], 0))
+        valid = math_ops.logical_and(math_ops.greater_equal(indices, 0),
+                                     math_ops.less(indices, n))
+        ids = where_v2(valid, indices + offsets, np.array(-1, np_int))
+        num = rows * n
+    grad = unsorted_segment_sum(values, A.reshape(ids, [-1]), num)  # (B*n, O, I)
+    grad = A.reshape(grad, A.concat([ps[:b], A.reshape(n, [1]), ps[b:a], ps[a + 1:]], 0))
+    back = [*range(b), *range(b + 1, a + 1), b, *range(a + 1, p_rank)]  # to (B, O, n, I)
+    return [A.transpose(grad, back) if back != sorted(back) else grad, None, None]
+
+
 register(OpDef("GatherV2", inputs=("params: Tparams", "indices: Tindices", "axis: Taxis"),
                outputs=("output: Tparams",),
                attrs={"Tparams": ANY, "Tindices": _I, "Taxis": _I, "batch_dims": 0},
-               shape=_gather_shape, lower=_gather_lower))
+               shape=_gather_shape, lower=_gather_lower, grad=_gather_grad))
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
@@ -144,7 +194,8 @@ def _gather_nd_lower(params, indices):
                                f"[{', '.join(str(int(v)) for v in rows[bad[0]])}] does not "
                                f"index into param shape {dims_str(params.shape)}")
     clipped = jnp.clip(indices, 0, np.maximum(limits - 1, 0))
-    out = params[tuple(jnp.moveaxis(clipped, -1, 0))]  # (outer..., params.shape[k:]...)
+    # (outer..., params.shape[k:]...); jnp, as params may be a numpy constant
+    out = jnp.asarray(params)[tuple(jnp.moveaxis(clipped, -1, 0))]
     if _is_static(indices):
         return out
     valid = ((indices >= 0) & (indices < limits)).all(axis=-1)
@@ -154,7 +205,9 @@ def _gather_nd_lower(params, indices):
 
 register(OpDef("GatherNd", inputs=("params: Tparams", "indices: Tindices"),
                outputs=("output: Tparams",), attrs={"Tparams": ANY, "Tindices": _I},
-               shape=_gather_nd_shape, lower=_gather_nd_lower))
+               shape=_gather_nd_shape, lower=_gather_nd_lower,
+               grad=lambda op, dy: [scatter_nd(op.inputs[1], dy, _shape_op(
+                   op.inputs[0], out_type=op.inputs[1].dtype)), None]))
 
 
 def gather_nd(params, indices, name=None, batch_dims=0):
@@ -212,7 +265,8 @@ def _scatter_nd_lower(indices, updates, shape):
 
 register(OpDef("ScatterNd", inputs=("indices: Tindices", "updates: T", "shape: Tindices"),
                outputs=("output: T",), attrs={"T": _dtypes.NUMBERS, "Tindices": _I},
-               shape=_scatter_nd_shape, lower=_scatter_nd_lower))
+               shape=_scatter_nd_shape, lower=_scatter_nd_lower,
+               grad=lambda op, dy: [None, gather_nd(dy, op.inputs[0]), None]))
 
 
 def scatter_nd(indices, updates, shape, name=None):
@@ -327,13 +381,27 @@ def _select_lower(condition, t, e):
     return jnp.where(condition, t, e)
 
 
+def _select_grad(op, dy):
+    from tensorflux._src.ops.generator_ops import zeros_like
+    c, zeros = op.inputs[0], zeros_like(dy)
+    return [None, where(c, dy, zeros), where(c, zeros, dy)]
+
+
+def _select_v2_grad(op, dy):
+    # Route dy by the condition, then sum each side over the axes it was broadcast along.
+    from tensorflux._src.autodiff.grad_helpers import unbroadcast
+    c, t, e = op.inputs
+    zero = np.zeros((), dy.dtype.as_numpy_dtype)
+    return [None, unbroadcast(where_v2(c, dy, zero), t), unbroadcast(where_v2(c, zero, dy), e)]
+
+
 register(OpDef("Select", inputs=("condition: bool", "t: T", "e: T"), outputs=("output: T",),
-               attrs={"T": ANY}, shape=_select_shape, lower=_select_lower))
+               attrs={"T": ANY}, shape=_select_shape, lower=_select_lower, grad=_select_grad))
 register(OpDef("SelectV2", inputs=("condition: bool", "t: T", "e: T"), outputs=("output: T",),
                attrs={"T": ANY},
                shape=lambda op: broadcast(broadcast(op.inputs[0].shape, op.inputs[1].shape),
                                           op.inputs[2].shape),
-               lower=jnp.where))
+               lower=jnp.where, grad=_select_v2_grad))
 
 
 def _where_needs_both(x, y):

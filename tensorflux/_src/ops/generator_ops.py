@@ -17,6 +17,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
+from tensorflux._src.ops.array_grads import fill_grad as _fill_grad
 from tensorflux._src.ops.array_ops import (ANY, broadcast_to, kernel_error, shape_arg,
                                            static_input, with_rank)
 from tensorflux._src.ops.constant import constant
@@ -48,7 +49,7 @@ def _fill_lower(dims, value):
 
 register(OpDef("Fill", inputs=("dims: index_type", "value: T"), outputs=("output: T",),
                attrs={"T": ANY, "index_type": _dtypes.INDEX}, shape=_fill_shape,
-               lower=_fill_lower))
+               lower=_fill_lower, grad=_fill_grad))
 
 
 def fill(dims, value, name=None):

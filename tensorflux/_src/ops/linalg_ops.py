@@ -10,9 +10,11 @@ from __future__ import annotations
 import collections
 import re
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.autodiff.grad_helpers import _broadcast_gradient_args, unbroadcast
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
@@ -21,7 +23,7 @@ from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unkno
 from tensorflux._src.ops import math_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.math_ops import array_fn
-from tensorflux._src.ops.reduce_ops import reduce_prod
+from tensorflux._src.ops.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast, static_value
 
@@ -63,13 +65,31 @@ def _matmul_shape(op):
     return TensorShape([rows, cols])
 
 
+def _matmul_grad(op, grad):
+    """TF's MatMul gradient for each (transpose_a, transpose_b); complex operands are
+    conjugated (the gradient is taken in the conjugate direction)."""
+    t_a, t_b = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    a, b = math_ops.conj(op.inputs[0]), math_ops.conj(op.inputs[1])
+
+    def mm(x, y, ta=False, tb=False):
+        return apply_op("MatMul", a=x, b=y, transpose_a=ta, transpose_b=tb)
+
+    if not t_a and not t_b:
+        return [mm(grad, b, tb=True), mm(a, grad, ta=True)]
+    if not t_a and t_b:
+        return [mm(grad, b), mm(grad, a, ta=True)]
+    if t_a and not t_b:
+        return [mm(b, grad, tb=True), mm(a, grad)]
+    return [mm(b, grad, ta=True, tb=True), mm(grad, a, ta=True, tb=True)]
+
+
 register(OpDef(
     "MatMul", inputs=("a: T", "b: T"), outputs=("product: T",),
     attrs={"T": MATMUL_TYPES, "transpose_a": False, "transpose_b": False},
     shape=_matmul_shape,
     lower=lambda a, b, transpose_a, transpose_b: jnp.matmul(a.T if transpose_a else a,
                                                             b.T if transpose_b else b),
-    grad=None,
+    grad=_matmul_grad,
 ))
 
 
@@ -91,13 +111,30 @@ def _adjoint(m):
     return jnp.conj(jnp.swapaxes(m, -1, -2))
 
 
+def _batch_matmul_grad(op, grad):
+    """TF's BatchMatMulV2 gradient; each operand's gradient is then summed over the batch
+    dimensions it was broadcast along (its matrix dimensions match the gradient's)."""
+    x, y = op.inputs
+    adj_x, adj_y = op.get_attr("adj_x"), op.get_attr("adj_y")
+    if not adj_x and not adj_y:
+        gx, gy = matmul(grad, y, adjoint_b=True), matmul(x, grad, adjoint_a=True)
+    elif not adj_x:
+        gx, gy = matmul(grad, y), matmul(grad, x, adjoint_a=True)
+    elif not adj_y:
+        gx, gy = matmul(y, grad, adjoint_b=True), matmul(x, grad)
+    else:
+        gx = matmul(y, grad, adjoint_a=True, adjoint_b=True)
+        gy = matmul(grad, x, adjoint_a=True, adjoint_b=True)
+    return [unbroadcast(gx, x), unbroadcast(gy, y)]
+
+
 register(OpDef(
     "BatchMatMulV2", inputs=("x: T", "y: T"), outputs=("output: T",),
     attrs={"T": MATMUL_TYPES, "adj_x": False, "adj_y": False},
     shape=_batch_matmul_shape,
     lower=lambda x, y, adj_x, adj_y: jnp.matmul(_adjoint(x) if adj_x else x,
                                                 _adjoint(y) if adj_y else y),
-    grad=None,
+    grad=_batch_matmul_grad,
 ))
 
 
@@ -305,12 +342,121 @@ def _einsum_shape(op):
     return TensorShape(dims)
 
 
+_ELLIPSIS = "..."
+
+
+def _tokens(subscripts):
+    """Labels of one subscript string, with "..." as one token: "...ij" -> ["...", "i", "j"]."""
+    head, ellipsis, tail = subscripts.partition(_ELLIPSIS)
+    return list(head) + ([_ELLIPSIS] if ellipsis else []) + list(tail)
+
+
+def _einsum_lower(*inputs, equation):
+    in_subs, out_subs = equation.split("->")
+    tokens = _tokens(out_subs)
+    unique = list(dict.fromkeys(tokens))
+    if len(unique) == len(tokens):
+        return jnp.einsum(equation, *inputs)
+    # A label repeated in the output writes a diagonal ("i->ii": zeros off it), as TF's
+    # kernel allows; the gradient of a trace or a diagonal extraction is such an einsum.
+    u = jnp.einsum(f"{in_subs}->{''.join(unique)}", *inputs)
+    ellipsis_rank = u.ndim - len(unique) + (_ELLIPSIS in unique)
+    dims, axis = {}, 0
+    for token in unique:
+        n = ellipsis_rank if token == _ELLIPSIS else 1
+        dims[token], axis = u.shape[axis:axis + n], axis + n
+    full, kept, first, diagonals = [], [], {}, []
+    for token in tokens:
+        if token in first:
+            diagonals.append((first[token], len(full)))
+            kept.append(1)
+        else:
+            first[token] = len(full)
+            kept.extend(dims[token])
+        full.extend(dims[token])
+    on_diagonal = np.ones((), bool)
+    for a, b in diagonals:
+        on_diagonal = on_diagonal & (jax.lax.broadcasted_iota(np.int32, full, a) ==
+                                     jax.lax.broadcasted_iota(np.int32, full, b))
+    return jnp.where(on_diagonal, jnp.reshape(u, kept), jnp.zeros((), u.dtype))
+
+
+def _label_dims(x, subscripts, labels):
+    """The sizes of `labels` in x (subscripted by `subscripts`): a list of ints when they
+    are static, else a shape tensor."""
+    tokens = _tokens(subscripts)
+    split = tokens.index(_ELLIPSIS) if _ELLIPSIS in tokens else len(tokens)
+    axes = [tokens.index(label) if tokens.index(label) < split
+            else tokens.index(label) - len(tokens) for label in labels]  # from the end
+    static = [x.shape.dims[a].value if x.shape.ndims is not None else None for a in axes]
+    if None not in static:
+        return static
+    shape_x = array_fn("shape")(x)
+    return array_fn("stack")([shape_x[a] for a in axes])
+
+
+def _einsum_grad_wrt(grad, other, x, x_subs, other_subs, out_subs):
+    """Gradient for the operand x (TF's rule): the einsum with x's subscripts as output;
+    labels only x has were summed, so that gradient is constant along them: an einsum
+    with ones of their sizes. Broadcast ellipsis dims are summed by the caller."""
+    in_others = set(_tokens(out_subs)) | set(_tokens(other_subs)) | {_ELLIPSIS}
+    reduced = sorted(set(_tokens(x_subs)) - in_others)
+    left = "".join(t for t in _tokens(x_subs) if t not in reduced)
+    inputs, subs = [grad], out_subs
+    if other is not None:
+        inputs, subs = [grad, other], f"{out_subs},{other_subs}"
+    if not reduced:
+        return apply_op("Einsum", inputs=inputs, equation=f"{subs}->{x_subs}")
+    grad_left = apply_op("Einsum", inputs=inputs, equation=f"{subs}->{left}")
+    ones = array_fn("ones")(_label_dims(x, x_subs, reduced), dtype=grad.dtype)
+    return apply_op("Einsum", inputs=[ones, grad_left],
+                    equation=f"{''.join(reduced)},{left}->{x_subs}")
+
+
+def _ellipsis_range(subs):
+    tokens = _tokens(subs)
+    if _ELLIPSIS not in tokens:
+        return 0, 0
+    start = tokens.index(_ELLIPSIS)
+    after = len(tokens) - start - 1
+    return start, (-after if after else None)
+
+
+def _einsum_grad(op, grad):
+    input_subs, out_subs = op.get_attr("equation").split("->")
+    if _ELLIPSIS not in out_subs:
+        input_subs = input_subs.replace(_ELLIPSIS, "")  # the ellipses are empty then
+    if len(op.inputs) == 1:
+        return [_einsum_grad_wrt(grad, None, op.inputs[0], input_subs, "", out_subs)]
+    x_subs, y_subs = input_subs.split(",")
+    if _ELLIPSIS in out_subs:
+        # An operand without "..." has an empty batch shape: its gradient's ellipsis
+        # dims (the broadcast ones) are all summed below.
+        x_subs += "" if _ELLIPSIS in x_subs else _ELLIPSIS
+        y_subs += "" if _ELLIPSIS in y_subs else _ELLIPSIS
+    x, y = op.inputs
+    cx, cy = math_ops.conj(x), math_ops.conj(y)  # conjugate direction for complex
+    gx = _einsum_grad_wrt(grad, cy, x, x_subs, y_subs, out_subs)
+    gy = _einsum_grad_wrt(grad, cx, y, y_subs, x_subs, out_subs)
+    if _ELLIPSIS not in out_subs:
+        return [gx, gy]
+    # Sum each gradient over the ellipsis dims its operand was broadcast along.
+    (bx, ex), (by, ey) = _ellipsis_range(x_subs), _ellipsis_range(y_subs)
+    reshape = array_fn("reshape")
+    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
+        sx, sy = x.shape.as_list(), y.shape.as_list()
+        rx, ry = _broadcast_gradient_args(sx[bx:ex], sy[by:ey])
+        return [reshape(reduce_sum(gx, bx + rx), sx) if rx.size else gx,
+                reshape(reduce_sum(gy, by + ry), sy) if ry.size else gy]
+    sx, sy = array_fn("shape")(x), array_fn("shape")(y)
+    rx, ry = apply_op("BroadcastGradientArgs", s0=sx[bx:ex], s1=sy[by:ey])
+    return [reshape(reduce_sum(gx, bx + rx), sx), reshape(reduce_sum(gy, by + ry), sy)]
+
+
 register(OpDef(
     "Einsum", inputs=("inputs: N * T",), outputs=("output: T",),
     attrs={"T": _d.NUMBERS, "equation": REQUIRED},
-    shape=_einsum_shape,
-    lower=lambda *inputs, equation: jnp.einsum(equation, *inputs),
-    grad=None,
+    shape=_einsum_shape, lower=_einsum_lower, grad=_einsum_grad,
 ))
 
 

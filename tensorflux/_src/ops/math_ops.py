@@ -22,6 +22,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops import math_grads as _g
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast_binary, unchanged
@@ -46,7 +47,8 @@ __all__ = [
     "erfinv", "exp", "expm1", "floor", "floor_div", "floordiv", "floormod", "greater",
     "greater_equal", "imag", "is_finite", "is_inf", "is_nan", "less", "less_equal", "lgamma",
     "log", "log1p", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
-    "minimum", "mod", "multiply", "multiply_no_nan", "ndtri", "negative", "not_equal", "pow",
+    "minimum", "mod", "multiply", "multiply_no_nan", "ndtri", "negative", "not_equal",
+    "polygamma", "pow",
     "real", "realdiv", "reciprocal", "rint", "round", "rsqrt", "saturate_cast", "scalar_mul",
     "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "squared_difference", "subtract",
     "tan", "tanh", "to_bfloat16", "to_complex128", "to_complex64", "to_double", "to_float",
@@ -54,16 +56,18 @@ __all__ = [
 ]
 
 
-def _unary(op_type, lower, dtypes, out="y: T"):
+def _unary(op_type, lower, dtypes, out="y: T", grad=None, not_differentiable=False):
     register(OpDef(op_type, inputs=("x: T",), outputs=(out,), attrs={"T": dtypes},
-                   shape=unchanged, lower=lower, grad=None))
+                   shape=unchanged, lower=lower, grad=grad,
+                   not_differentiable=not_differentiable))
 
 
-def _binary(op_type, lower, dtypes, out="z: T", inputs=("x: T", "y: T")):
+def _binary(op_type, lower, dtypes, out="z: T", inputs=("x: T", "y: T"), grad=None,
+            not_differentiable=False):
     # Comparisons (bool outputs) have no gradient in TF: NotDifferentiable, not missing.
     register(OpDef(op_type, inputs=inputs, outputs=(out,), attrs={"T": dtypes},
-                   shape=broadcast_binary, lower=lower, grad=None,
-                   not_differentiable=out.endswith("bool")))
+                   shape=broadcast_binary, lower=lower, grad=grad,
+                   not_differentiable=not_differentiable or out.endswith("bool")))
 
 
 def _is_int(x):
@@ -90,28 +94,51 @@ def _where_zero(cond, value):
     return jnp.where(cond, jnp.zeros_like(value), value)
 
 
-# -- binary arithmetic ------------------------------------------------------------------
-_binary("Add", jnp.add, ADD_TYPES)
-_binary("Sub", jnp.subtract, BINARY_MORE)
-_binary("Mul", jnp.multiply, BINARY_MORE)
-_binary("RealDiv", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE)
-_binary("Div", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE)
-_binary("FloorDiv", _floor_div, BINARY_MORE)
-_binary("TruncateDiv", _trunc_div, BINARY_MORE)
-_binary("FloorMod", jnp.remainder, MOD_TYPES)  # sign of y, like Python's %
-_binary("TruncateMod", jnp.fmod, MOD_TYPES)  # sign of x, like C's fmod
-# Integer x ** negative y is an error in TF's CPU kernel; under XLA it is 0 (1 for |x|=1).
-_binary("Pow", jnp.power, F + (_d.int32, _d.int64) + C)
-_binary("Maximum", jnp.maximum, MINMAX)
-_binary("Minimum", jnp.minimum, MINMAX)
-_binary("SquaredDifference", lambda x, y: (x - y) * jnp.conj(x - y), BINARY_FEWER)
-_binary("Atan2", jnp.arctan2, F, inputs=("y: T", "x: T"))
-_binary("DivNoNan", lambda x, y: _where_zero(y == 0, x / y), NO_NAN)
-_binary("MulNoNan", lambda x, y: _where_zero(y == 0, x * y), NO_NAN)
-_binary("Xlogy", lambda x, y: _where_zero(x == 0, x * jnp.log(y)), NO_NAN)
-_binary("Xdivy", lambda x, y: _where_zero(x == 0, x / y), NO_NAN)
+def _polygamma(a, x):
+    # TF's kernel: digamma for a == 0, (-1)^(a+1) a! zeta(a+1, x) for a positive integer
+    # a, NaN for any other order.
+    sp = jax.scipy.special
+    a, x = jnp.broadcast_arrays(a, x)
+    positive_int = (a == jnp.floor(a)) & (a > 0)
+    n = jnp.where(positive_int, a, jnp.ones_like(a))
+    sign = jnp.where(jnp.fmod(n, 2) == 0, -jnp.ones_like(n), jnp.ones_like(n))
+    higher = sign * sp.gamma(n + 1) * sp.zeta(n + 1, x)
+    return jnp.where(a == 0, sp.digamma(x),
+                     jnp.where(positive_int, higher, jnp.full_like(x, jnp.nan)))
 
-# -- comparisons and logic --------------------------------------------------------------
+
+# -- binary arithmetic ------------------------------------------------------------------
+# Gradients follow TF1's math_grad.py; they live in math_grads.py (named <op>_grad).
+_binary("Add", jnp.add, ADD_TYPES, grad=_g.add_grad)
+_binary("Sub", jnp.subtract, BINARY_MORE, grad=_g.sub_grad)
+_binary("Mul", jnp.multiply, BINARY_MORE, grad=_g.mul_grad)
+_binary("RealDiv", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE,
+        grad=_g.div_grad)
+_binary("Div", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE,
+        grad=_g.div_grad)
+# Integer-valued results: TF's gradients are None (FloorDiv, TruncateDiv), and TF has
+# none at all for TruncateMod.
+_binary("FloorDiv", _floor_div, BINARY_MORE, not_differentiable=True)
+_binary("TruncateDiv", _trunc_div, BINARY_MORE, not_differentiable=True)
+_binary("FloorMod", jnp.remainder, MOD_TYPES, grad=_g.floor_mod_grad)  # sign of y, like %
+_binary("TruncateMod", jnp.fmod, MOD_TYPES, not_differentiable=True)  # sign of x, like fmod
+# Integer x ** negative y is an error in TF's CPU kernel; under XLA it is 0 (1 for |x|=1).
+_binary("Pow", jnp.power, F + (_d.int32, _d.int64) + C, grad=_g.pow_grad)
+_binary("Maximum", jnp.maximum, MINMAX, grad=_g.maximum_grad)
+_binary("Minimum", jnp.minimum, MINMAX, grad=_g.minimum_grad)
+_binary("SquaredDifference", lambda x, y: (x - y) * jnp.conj(x - y), BINARY_FEWER,
+        grad=_g.squared_difference_grad)
+_binary("Atan2", jnp.arctan2, F, inputs=("y: T", "x: T"), grad=_g.atan2_grad)
+_binary("DivNoNan", lambda x, y: _where_zero(y == 0, jnp.divide(x, y)), NO_NAN,
+        grad=_g.div_no_nan_grad)
+_binary("MulNoNan", lambda x, y: _where_zero(y == 0, x * y), NO_NAN, grad=_g.mul_no_nan_grad)
+_binary("Xlogy", lambda x, y: _where_zero(x == 0, x * jnp.log(y)), NO_NAN,
+        grad=_g.xlogy_grad)
+_binary("Xdivy", lambda x, y: _where_zero(x == 0, jnp.divide(x, y)), NO_NAN, grad=_g.xdivy_grad)
+_binary("Polygamma", _polygamma, (_d.float32, _d.float64), inputs=("a: T", "x: T"),
+        grad=_g.polygamma_grad)
+
+# -- comparisons and logic: no gradients --------------------------------------------------
 _binary("Equal", jnp.equal, EQUALITY, out="z: bool")  # + string in TF (no XLA kernel)
 _binary("NotEqual", jnp.not_equal, EQUALITY, out="z: bool")
 _binary("Less", jnp.less, _d.REAL, out="z: bool")
@@ -126,62 +153,64 @@ register(OpDef("LogicalNot", inputs=("x: bool",), outputs=("y: bool",), shape=un
                lower=jnp.logical_not, not_differentiable=True))
 
 # -- unary --------------------------------------------------------------------------------
-_unary("Neg", jnp.negative, UNARY)
-_unary("Abs", jnp.abs, F + _d.SIGNED_INTS)
-_unary("Sign", _sign, UNARY)  # x / |x| for complex, 0 at 0
+_unary("Neg", jnp.negative, UNARY, grad=_g.neg_grad)
+_unary("Abs", jnp.abs, F + _d.SIGNED_INTS, grad=_g.abs_grad)
+_unary("Sign", _sign, UNARY, grad=_g.sign_grad)  # x / |x| for complex, 0 at 0
 # 1 / x in the input type: integers truncate (1 / 2 == 0, 1 / -1 == -1), as in C.
 _unary("Reciprocal", lambda x: _trunc_div(jnp.ones_like(x), x) if _is_int(x) else 1 / x,
-       UNARY)
-_unary("Square", jnp.square, UNARY)
-_unary("Round", jnp.round, UNARY)  # half to even; integers unchanged
-_unary("Sqrt", jnp.sqrt, UNARY_COMPLEX)
-_unary("Rsqrt", jax.lax.rsqrt, UNARY_COMPLEX)
-_unary("Exp", jnp.exp, UNARY_COMPLEX)
-_unary("Expm1", jnp.expm1, UNARY_COMPLEX)
-_unary("Log", jnp.log, UNARY_COMPLEX)
-_unary("Log1p", jnp.log1p, UNARY_COMPLEX)
-_unary("Sin", jnp.sin, UNARY_COMPLEX)
-_unary("Cos", jnp.cos, UNARY_COMPLEX)
-_unary("Tan", jnp.tan, UNARY_COMPLEX)
-_unary("Asin", jnp.arcsin, UNARY_COMPLEX)
-_unary("Acos", jnp.arccos, UNARY_COMPLEX)
-_unary("Atan", jnp.arctan, UNARY_COMPLEX)
-_unary("Sinh", jnp.sinh, UNARY_COMPLEX)
-_unary("Cosh", jnp.cosh, UNARY_COMPLEX)
-_unary("Tanh", jnp.tanh, UNARY_COMPLEX)
-_unary("Asinh", jnp.arcsinh, UNARY_COMPLEX)
-_unary("Acosh", jnp.arccosh, UNARY_COMPLEX)
-_unary("Atanh", jnp.arctanh, UNARY_COMPLEX)
-_unary("Sigmoid", jax.nn.sigmoid, UNARY_COMPLEX)
-_unary("Lgamma", jax.scipy.special.gammaln, F)
-_unary("Digamma", jax.scipy.special.digamma, F)
-_unary("Erf", jax.scipy.special.erf, F)
-_unary("Erfc", jax.scipy.special.erfc, F)
-_unary("Erfinv", jax.scipy.special.erfinv, F)
-_unary("Ndtri", jax.scipy.special.ndtri, F)
-_unary("BesselI0e", jax.scipy.special.i0e, F)
-_unary("BesselI1e", jax.scipy.special.i1e, F)
-_unary("Floor", jnp.floor, F)
-_unary("Ceil", jnp.ceil, F)
-_unary("Rint", jnp.rint, F)  # half to even
-_unary("IsNan", jnp.isnan, F, out="y: bool")
-_unary("IsFinite", jnp.isfinite, F, out="y: bool")
-_unary("IsInf", jnp.isinf, F, out="y: bool")
+       UNARY, grad=_g.reciprocal_grad)
+_unary("Square", jnp.square, UNARY, grad=_g.square_grad)
+_unary("Sqrt", jnp.sqrt, UNARY_COMPLEX, grad=_g.sqrt_grad)
+_unary("Rsqrt", jax.lax.rsqrt, UNARY_COMPLEX, grad=_g.rsqrt_grad)
+_unary("Exp", jnp.exp, UNARY_COMPLEX, grad=_g.exp_grad)
+_unary("Expm1", jnp.expm1, UNARY_COMPLEX, grad=_g.expm1_grad)
+_unary("Log", jnp.log, UNARY_COMPLEX, grad=_g.log_grad)
+_unary("Log1p", jnp.log1p, UNARY_COMPLEX, grad=_g.log1p_grad)
+_unary("Sin", jnp.sin, UNARY_COMPLEX, grad=_g.sin_grad)
+_unary("Cos", jnp.cos, UNARY_COMPLEX, grad=_g.cos_grad)
+_unary("Tan", jnp.tan, UNARY_COMPLEX, grad=_g.tan_grad)
+_unary("Asin", jnp.arcsin, UNARY_COMPLEX, grad=_g.asin_grad)
+_unary("Acos", jnp.arccos, UNARY_COMPLEX, grad=_g.acos_grad)
+_unary("Atan", jnp.arctan, UNARY_COMPLEX, grad=_g.atan_grad)
+_unary("Sinh", jnp.sinh, UNARY_COMPLEX, grad=_g.sinh_grad)
+_unary("Cosh", jnp.cosh, UNARY_COMPLEX, grad=_g.cosh_grad)
+_unary("Tanh", jnp.tanh, UNARY_COMPLEX, grad=_g.tanh_grad)
+_unary("Asinh", jnp.arcsinh, UNARY_COMPLEX, grad=_g.asinh_grad)
+_unary("Acosh", jnp.arccosh, UNARY_COMPLEX, grad=_g.acosh_grad)
+_unary("Atanh", jnp.arctanh, UNARY_COMPLEX, grad=_g.atanh_grad)
+_unary("Sigmoid", jax.nn.sigmoid, UNARY_COMPLEX, grad=_g.sigmoid_grad)
+_unary("Lgamma", jax.scipy.special.gammaln, F, grad=_g.lgamma_grad)
+_unary("Digamma", jax.scipy.special.digamma, F, grad=_g.digamma_grad)
+_unary("Erf", jax.scipy.special.erf, F, grad=_g.erf_grad)
+_unary("Erfc", jax.scipy.special.erfc, F, grad=_g.erfc_grad)
+_unary("Erfinv", jax.scipy.special.erfinv, F, grad=_g.erfinv_grad)
+_unary("Ndtri", jax.scipy.special.ndtri, F, grad=_g.ndtri_grad)
+_unary("BesselI0e", jax.scipy.special.i0e, F, grad=_g.bessel_i0e_grad)
+_unary("BesselI1e", jax.scipy.special.i1e, F, grad=_g.bessel_i1e_grad)
+# Piecewise constant: TF's gradients are None (Sign's, above, is zeros).
+_unary("Round", jnp.round, UNARY, not_differentiable=True)  # half to even; ints unchanged
+_unary("Floor", jnp.floor, F, not_differentiable=True)
+_unary("Ceil", jnp.ceil, F, not_differentiable=True)
+_unary("Rint", jnp.rint, F, not_differentiable=True)  # half to even
+_unary("IsNan", jnp.isnan, F, out="y: bool", not_differentiable=True)
+_unary("IsFinite", jnp.isfinite, F, out="y: bool", not_differentiable=True)
+_unary("IsInf", jnp.isinf, F, out="y: bool", not_differentiable=True)
 
 # -- complex parts: output is the real type named by Tout ---------------------------------
 _REAL_OUT = (_d.float32, _d.float64)
-for _name, _fn in (("ComplexAbs", jnp.abs), ("Real", jnp.real), ("Imag", jnp.imag),
-                   ("Angle", jnp.angle)):
+for _name, _fn, _grad in (("ComplexAbs", jnp.abs, _g.complex_abs_grad),
+                          ("Real", jnp.real, _g.real_grad), ("Imag", jnp.imag, _g.imag_grad),
+                          ("Angle", jnp.angle, _g.angle_grad)):
     register(OpDef(_name, inputs=("x: T",) if _name == "ComplexAbs" else ("input: T",),
                    outputs=("y: Tout",) if _name == "ComplexAbs" else ("output: Tout",),
-                   attrs={"T": C, "Tout": _REAL_OUT}, shape=unchanged, lower=_fn, grad=None))
+                   attrs={"T": C, "Tout": _REAL_OUT}, shape=unchanged, lower=_fn, grad=_grad))
 register(OpDef("Conj", inputs=("input: T",), outputs=("output: T",), attrs={"T": C},
-               shape=unchanged, lower=jnp.conj, grad=None))
+               shape=unchanged, lower=jnp.conj, grad=_g.conj_grad))
 register(OpDef("Complex", inputs=("real: T", "imag: T"), outputs=("out: Tout",),
                attrs={"T": _REAL_OUT, "Tout": C}, shape=broadcast_binary,
                lower=lambda re, im, Tout: jax.lax.complex(*jnp.broadcast_arrays(re, im)).astype(
                    Tout.as_numpy_dtype),
-               grad=None))
+               grad=_g.complex_grad))
 
 
 # -- public wrappers ------------------------------------------------------------------------
@@ -267,6 +296,8 @@ erfinv = _op_fn("erfinv", "Erfinv", ("x",), "Inverse of erf elementwise.")
 ndtri = _op_fn("ndtri", "Ndtri", ("x",), "Inverse of the standard normal CDF elementwise.")
 lgamma = _op_fn("lgamma", "Lgamma", ("x",), "log|Gamma(x)| elementwise.")
 digamma = _op_fn("digamma", "Digamma", ("x",), "Psi, the derivative of lgamma, elementwise.")
+polygamma = _op_fn("polygamma", "Polygamma", ("a", "x"),
+                   "The a-th derivative of digamma at x (a a non-negative integer value).")
 floor = _op_fn("floor", "Floor", ("x",), "Largest integer <= x elementwise.")
 ceil = _op_fn("ceil", "Ceil", ("x",), "Smallest integer >= x elementwise.")
 rint = _op_fn("rint", "Rint", ("x",), "Nearest integer, halves to even.")
@@ -396,7 +427,7 @@ register(OpDef(
     "Cast", inputs=("x: SrcT",), outputs=("y: DstT",),
     attrs={"SrcT": _d.NUMBERS + (_d.bool,), "DstT": _d.NUMBERS + (_d.bool,),
            "Truncate": False},
-    shape=unchanged, lower=_cast_lower, grad=None,
+    shape=unchanged, lower=_cast_lower, grad=_g.cast_grad,
 ))
 
 
@@ -473,7 +504,7 @@ def complex(real, imag, name=None):  # noqa: A001 - TF's public name
 
 # Where the functions that composites borrow live (TF keeps most in array_ops).
 _BORROWED_FROM = ("ops.array_ops", "ops.generator_ops", "ops.gather_ops", "ops.slicing_ops",
-                  "autodiff.gradients")
+                  "ops.sort_ops", "autodiff.gradients")
 
 
 def array_fn(name):
@@ -547,7 +578,7 @@ def _add_n_shape(op):
 
 register(OpDef("AddN", inputs=("inputs: N * T",), outputs=("sum: T",),
                attrs={"T": _d.NUMBERS}, shape=_add_n_shape,
-               lower=lambda *xs: builtins.sum(xs[1:], xs[0]), grad=None))
+               lower=lambda *xs: builtins.sum(xs[1:], xs[0]), grad=_g.add_n_grad))
 
 
 def add_n(inputs, name=None):

@@ -124,6 +124,137 @@ _REDUCERS = {
 }
 
 
+# -- gradients (TF1's math_grad.py) ----------------------------------------------------------
+def _reduced_mask(x, axes):
+    """int32 vector over x's axes: 1 where reduced. Known only when a run is compiled."""
+    rank = array_fn("rank")(x)
+    axes = math_ops.cast(array_fn("reshape")(axes, [-1]), _d.int32)
+    axes = math_ops.floormod(axes + rank, rank)
+    expand = array_fn("expand_dims")
+    hit = reduce_any(math_ops.equal(expand(array_fn("range")(rank), 1), expand(axes, 0)), 1)
+    return math_ops.cast(hit, _d.int32)
+
+
+def _kept_dims_shape(x, axes):
+    """x's shape with the reduced axes set to 1: the output shape under keep_dims (TF's
+    reduced_shape). A Python list when x's shape is known, else a shape tensor; either way
+    it is a constant once a run is compiled."""
+    rank = x.shape.ndims
+    axes_value = static_value(axes)
+    if rank is not None and axes_value is not None:
+        reduced = {int(a) % rank for a in np.reshape(axes_value, -1)} if rank else set()
+        if x.shape.is_fully_defined():
+            return [1 if i in reduced else d for i, d in enumerate(x.shape.as_list())]
+        keep = np.array([i not in reduced for i in range(rank)], np.int32)
+        return array_fn("shape")(x) * keep + (1 - keep)
+    reduced = _reduced_mask(x, axes)  # rank or axes known only at run time
+    return array_fn("shape")(x) * (1 - reduced) + reduced
+
+
+def _broadcast_to_input(grad, x):
+    if x.shape.is_fully_defined() and grad.shape.is_fully_defined() and x.shape == grad.shape:
+        return grad
+    shape = x.shape.as_list() if x.shape.is_fully_defined() else array_fn("shape")(x)
+    return array_fn("broadcast_to")(grad, shape)
+
+
+def _kept(op, *tensors):
+    """`tensors` (the output and its gradient) reshaped as if keep_dims had been set."""
+    if op.get_attr("keep_dims"):
+        return tensors
+    shape = _kept_dims_shape(op.inputs[0], op.inputs[1])
+    return tuple(array_fn("reshape")(t, shape) for t in tensors)
+
+
+def _sum_grad(op, grad):
+    (grad,) = _kept(op, grad)
+    return [_broadcast_to_input(grad, op.inputs[0]), None]
+
+
+def _mean_grad(op, grad):
+    sum_grad = _sum_grad(op, grad)[0]
+    x, y = op.inputs[0], op.outputs[0]
+    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
+        size = lambda s: int(np.prod(s.as_list(), dtype=np.int64))  # noqa: E731
+        factor = constant(size(x.shape) // max(size(y.shape), 1), dtype=sum_grad.dtype)
+    else:
+        shape = array_fn("shape")
+        factor = math_ops.floordiv(reduce_prod(shape(x)),
+                                   math_ops.maximum(reduce_prod(shape(y)), 1))
+        factor = math_ops.cast(factor, sum_grad.dtype)
+    return [math_ops.truediv(sum_grad, factor), None]
+
+
+def _min_or_max_grad(op, grad):
+    # The gradient is split equally among the elements equal to the result (ties).
+    x, axes = op.inputs
+    y, grad = _kept(op, op.outputs[0], grad)
+    indicators = math_ops.cast(math_ops.equal(y, x), grad.dtype)
+    num_selected = reduce_sum(indicators, axes, keepdims=True)
+    return [math_ops.truediv(indicators, num_selected) * grad, None]
+
+
+def _euclidean_norm_grad(op, grad):
+    norm, grad = _kept(op, op.outputs[0], grad)
+    return [math_ops.truediv(op.inputs[0], norm / grad), None]
+
+
+def _prod_grad(op, grad):
+    """Product of all the other elements, as the product of two exclusive cumprods (one
+    from each end), so zeros in the input need no division."""
+    x, axes = op.inputs
+    reshape, transpose, shape = array_fn("reshape"), array_fn("transpose"), array_fn("shape")
+    (grad,) = _kept(op, grad)
+    grad = _broadcast_to_input(grad, x)
+    # Permute the reduced axes to the front and flatten to a (reduced, other) matrix.
+    rank, axes_value = x.shape.ndims, static_value(axes)
+    static = rank is not None and axes_value is not None
+    if static:
+        reduced = list(dict.fromkeys(int(a) % rank for a in np.reshape(axes_value, -1)))
+        other = [i for i in range(rank) if i not in reduced]
+        perm, inverse = reduced + other, np.argsort(reduced + other).tolist()
+        in_reduced = np.array([i in reduced for i in range(rank)], np.int32)
+    else:  # the same permutation from ops: reduced axes first, each group in order
+        in_reduced = _reduced_mask(x, axes)
+        positions = array_fn("range")(array_fn("rank")(x))
+        perm = array_fn("argsort")((1 - in_reduced) * array_fn("size")(in_reduced) + positions)
+        inverse = array_fn("argsort")(perm)
+    permuted = transpose(x, perm)
+    if static and x.shape.is_fully_defined():
+        dims = x.shape.as_list()
+        size = lambda idx: int(np.prod([dims[i] for i in idx], dtype=np.int64))  # noqa: E731
+        matrix_shape, permuted_shape = [size(reduced), size(other)], [dims[i] for i in perm]
+    else:
+        shape_x = shape(x)
+        matrix_shape = array_fn("stack")([reduce_prod(shape_x * in_reduced + (1 - in_reduced)),
+                                          reduce_prod(shape_x * (1 - in_reduced) + in_reduced)])
+        permuted_shape = shape(permuted)
+    matrix = reshape(permuted, matrix_shape)  # (reduced, other)
+    left = cumprod(matrix, 0, exclusive=True)
+    right = cumprod(matrix, 0, exclusive=True, reverse=True)
+    others = reshape(math_ops.conj(left) * math_ops.conj(right), permuted_shape)
+    return [grad * transpose(others, inverse), None]
+
+
+def _cumsum_grad(op, grad):
+    return [cumsum(grad, op.inputs[1], exclusive=op.get_attr("exclusive"),
+                   reverse=not op.get_attr("reverse")), None]
+
+
+def _cumprod_grad(op, grad):
+    # TF's formula divides by x, so it is NaN where x has zeros (as in TF).
+    x, axis = op.inputs
+    exclusive, reverse = op.get_attr("exclusive"), op.get_attr("reverse")
+    prod = cumprod(x, axis, exclusive=exclusive, reverse=reverse)
+    out = cumsum(prod * grad, axis, exclusive=exclusive, reverse=not reverse)
+    return [out / x, None]
+
+
+_REDUCTION_GRADS = {"Sum": _sum_grad, "Mean": _mean_grad, "Prod": _prod_grad,
+                    "Max": _min_or_max_grad, "Min": _min_or_max_grad,
+                    "EuclideanNorm": _euclidean_norm_grad}
+
+
 def _register_reduction(op_type, dtypes):
     reducer = _REDUCERS[op_type]
 
@@ -136,7 +267,8 @@ def _register_reduction(op_type, dtypes):
         inputs=("input: T" if typed else "input: bool", "reduction_indices: Tidx"),
         outputs=("output: T" if typed else "output: bool",),
         attrs={**({"T": dtypes} if typed else {}), "Tidx": _d.INDEX, "keep_dims": False},
-        shape=_reduction_shape, lower=lower, grad=None,
+        shape=_reduction_shape, lower=lower, grad=_REDUCTION_GRADS.get(op_type),
+        not_differentiable=not typed,  # Any, All
     ))
 
 
@@ -354,12 +486,12 @@ def _scan_lower(op_type, scan, identity):
     return lower
 
 
-for _op_type, _scan, _identity in (("Cumsum", jax.lax.cumsum, 0),
-                                   ("Cumprod", jax.lax.cumprod, 1)):
+for _op_type, _scan, _identity, _grad in (("Cumsum", jax.lax.cumsum, 0, _cumsum_grad),
+                                          ("Cumprod", jax.lax.cumprod, 1, _cumprod_grad)):
     register(OpDef(
         _op_type, inputs=("x: T", "axis: Tidx"), outputs=("out: T",),
         attrs={"T": _d.NUMBERS, "Tidx": _d.INDEX, "exclusive": False, "reverse": False},
-        shape=unchanged, lower=_scan_lower(_op_type, _scan, _identity), grad=None))
+        shape=unchanged, lower=_scan_lower(_op_type, _scan, _identity), grad=_grad))
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):

@@ -6,6 +6,10 @@ omitted begin/end). `_dense_spec` expands that to one entry per input dimension 
 as TF's `ValidateStridedSliceOp` does; shape inference and the lowering both use it, so
 they agree on every corner case. Begin/end/strides must be static for XLA, except that
 single indices (`x[i]` with `i` a scalar tensor) may be computed at run time.
+
+Gradients follow TF: a strided slice's is `StridedSliceGrad` (zeros with dy written
+where the slice read, built from the same dense spec), a slice's pads dy back, and a
+split's concatenates the outputs' gradients.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
+from tensorflux._src.ops import array_ops as _array_ops
 from tensorflux._src.ops.array_ops import (ANY, kernel_error, merge_shapes, stack,
                                            static_input, static_scalar, with_rank,
                                            with_rank_at_least)
@@ -90,9 +95,32 @@ def _slice_lower(input, begin, size):  # noqa: A002
     return input[tuple(index)]
 
 
+def _slice_grad(op, dy):
+    from tensorflux._src.ops import generator_ops, math_ops
+    from tensorflux._src.ops.gather_ops import scatter_nd
+    x, begin = op.inputs[:2]
+    x_shape = _array_ops.shape(x, out_type=begin.dtype)
+    size = _array_ops.shape(op.outputs[0], out_type=begin.dtype)
+    rank_ = begin.shape[0].value if begin.shape.ndims == 1 else x.shape.ndims
+    if static_value(begin) is not None or rank_ is None:
+        # As TF: pad dy back to the input's shape (begin before, the rest after).
+        paddings = stack([begin, x_shape - size - begin], axis=1)
+        return [_array_ops.pad(dy, paddings), None, None]
+    # A run-time begin (XLA's dynamic_slice, which clamps the window into range): padding
+    # needs static widths, so scatter dy to the positions the window read instead.
+    start = math_ops.minimum(math_ops.maximum(begin, 0), x_shape - size)
+    grids = []
+    for k in builtins.range(rank_):
+        line = generator_ops.range(size[k]) + start[k]  # (size[k],)
+        grids.append(_array_ops.broadcast_to(
+            _array_ops.reshape(line, [-1 if j == k else 1 for j in builtins.range(rank_)]),
+            size))
+    return [scatter_nd(stack(grids, axis=-1), dy, x_shape), None, None]
+
+
 register(OpDef("Slice", inputs=("input: T", "begin: Index", "size: Index"),
                outputs=("output: T",), attrs={"T": ANY, "Index": _I},
-               shape=_slice_shape, lower=_slice_lower))
+               shape=_slice_shape, lower=_slice_lower, grad=_slice_grad))
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF's public name
@@ -209,35 +237,85 @@ def _value(tensor):
     return None if v is None else v.reshape(-1)
 
 
-def _strided_slice_lower(input, begin, end, strides, begin_mask, end_mask,  # noqa: A002
-                         ellipsis_mask, new_axis_mask, shrink_axis_mask):
-    masks = (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)
-    strides = static_input(strides, "StridedSlice", "strides").reshape(-1)
+def _strided_index(op_type, shape, begin, end, strides, masks):
+    """The dense index tuple (slices and single indices) for `x[spec]` of an x of `shape`,
+    and the output layout. Single indices may be traced (computed at run time)."""
+    strides = static_input(strides, op_type, "strides").reshape(-1)
     dynamic = isinstance(begin, jax.core.Tracer)
     static_begin = None if dynamic else np.reshape(begin, -1)
     static_end = None if isinstance(end, jax.core.Tracer) else np.reshape(end, -1)
-    dims, layout = _dense_spec(input.ndim, strides.size, strides, static_begin, static_end,
+    dims, layout = _dense_spec(len(shape), strides.size, strides, static_begin, static_end,
                                masks, kernel_error)
     index = []
     for k, d in enumerate(dims):
-        _dim_size(d, input.shape[k], k, kernel_error)  # checks single indices
+        _dim_size(d, shape[k], k, kernel_error)  # checks single indices
         if d.shrink:
             # A run-time single index is gathered by XLA (clamped into range).
             index.append(begin[d.sparse_index] if dynamic else
-                         d.begin + input.shape[k] if d.begin < 0 else d.begin)
+                         d.begin + shape[k] if d.begin < 0 else d.begin)
         elif (d.begin is None and not d.begin_masked) or (d.end is None and not d.end_masked):
             raise kernel_error(
-                "StridedSlice needs the bounds of a range (x[a:b]) when the graph is compiled "
+                f"{op_type} needs the bounds of a range (x[a:b]) when the graph is compiled "
                 "(XLA requires static shapes), but its begin/end vector depends on a fed, "
                 "variable or random value. Only single indices (x[i]) may be computed at "
                 "run time; note that x[1:, i] packs 1 and i into one begin vector, so write "
                 "x[1:][:, i] instead.")
         else:
             index.append(_python_slice(d))
-    out = input[tuple(index)]
+    return tuple(index), layout
+
+
+def _strided_slice_lower(input, begin, end, strides, begin_mask, end_mask,  # noqa: A002
+                         ellipsis_mask, new_axis_mask, shrink_axis_mask):
+    masks = (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)
+    index, layout = _strided_index("StridedSlice", input.shape, begin, end, strides, masks)
+    if any(isinstance(i, jax.core.Tracer) for i in index):
+        input = jnp.asarray(input)  # noqa: A001 - numpy can't take a traced index
+    out = input[index]
     # Indexing dropped the shrunk dims; the new axes go in where the layout says.
     return jnp.reshape(out, [1 if j is _NEW_AXIS else out.shape[sum(
         1 for m in layout[:p] if m is not _NEW_AXIS)] for p, j in enumerate(layout)])
+
+
+def _strided_slice_grad_lower(shape, begin, end, strides, dy, begin_mask, end_mask,
+                              ellipsis_mask, new_axis_mask, shrink_axis_mask):
+    # Zeros of the input's shape with dy written where the slice read (a slice never
+    # reads one element twice, so writing is enough).
+    masks = (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)
+    dims = tuple(int(d) for d in static_input(shape, "StridedSliceGrad", "shape").reshape(-1))
+    index, _ = _strided_index("StridedSliceGrad", dims, begin, end, strides, masks)
+    index = tuple(i if isinstance(i, _PySlice) else _clamped(i, n)
+                  for i, n in zip(index, dims))
+    sliced = [len(range(*i.indices(n))) for i, n in zip(index, dims)
+              if isinstance(i, _PySlice)]
+    out = jnp.zeros(dims, dy.dtype)
+    return out.at[index].set(jnp.reshape(dy, sliced))
+
+
+def _clamped(i, n):
+    """A run-time single index as the forward gather read it: wrapped once, then clamped."""
+    if not isinstance(i, jax.core.Tracer):
+        return i
+    return jnp.clip(jnp.where(i < 0, i + n, i), 0, n - 1)
+
+
+def _strided_slice_grad(op, dy):
+    x, begin, end, strides = op.inputs
+    return [apply_op("StridedSliceGrad", shape=_array_ops.shape(x, out_type=begin.dtype),
+                     begin=begin, end=end, strides=strides, dy=dy, **_mask_attrs(op)),
+            None, None, None]
+
+
+def _strided_slice_grad_grad(op, ddx):
+    begin, end, strides = op.inputs[1:4]
+    return [None, None, None, None, strided_slice(ddx, begin, end, strides, **_mask_attrs(op))]
+
+
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+def _mask_attrs(op):
+    return {k: op.get_attr(k) for k in _MASKS}
 
 
 register(OpDef(
@@ -248,6 +326,17 @@ register(OpDef(
            "new_axis_mask": 0, "shrink_axis_mask": 0},
     shape=_strided_slice_shape,
     lower=_strided_slice_lower,
+    grad=_strided_slice_grad,
+))
+register(OpDef(
+    "StridedSliceGrad",
+    inputs=("shape: Index", "begin: Index", "end: Index", "strides: Index", "dy: T"),
+    outputs=("output: T",),
+    attrs={"T": ANY, "Index": _I, "begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0,
+           "new_axis_mask": 0, "shrink_axis_mask": 0},
+    shape=lambda op: static_shape_from_tensor(op.inputs[0]),
+    lower=_strided_slice_grad_lower,
+    grad=_strided_slice_grad_grad,
 ))
 
 
@@ -308,7 +397,8 @@ def _split_lower(split_dim, value, num_split):
 
 
 register(OpDef("Split", inputs=("split_dim: int32", "value: T"), outputs=("output: num_split * T",),
-               attrs={"T": ANY, "num_split": REQUIRED}, shape=_split_shape, lower=_split_lower))
+               attrs={"T": ANY, "num_split": REQUIRED}, shape=_split_shape, lower=_split_lower,
+               grad=lambda op, *dys: [None, _array_ops.concat(list(dys), op.inputs[0])]))
 
 
 def _resolve_sizes(sizes, total, fail):
@@ -354,7 +444,8 @@ def _split_v_lower(value, size_splits, split_dim):
 register(OpDef("SplitV", inputs=("value: T", "size_splits: Tlen", "split_dim: int32"),
                outputs=("output: num_split * T",),
                attrs={"T": ANY, "Tlen": _I, "num_split": REQUIRED}, shape=_split_v_shape,
-               lower=_split_v_lower))
+               lower=_split_v_lower,
+               grad=lambda op, *dys: [_array_ops.concat(list(dys), op.inputs[2]), None, None]))
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):

@@ -57,9 +57,24 @@ def _top_k_lower(input, k):  # noqa: A002 - sorted=False may return any order; o
     return jax.lax.top_k(input, k)
 
 
+def _top_k_grad(op, dvalues, dindices=None):
+    """Scatters each value's gradient back to the input position top_k took it from."""
+    from tensorflux._src.ops import array_ops as A
+    from tensorflux._src.ops import generator_ops, reduce_ops
+    from tensorflux._src.ops.gather_ops import scatter_nd
+    x, indices = op.inputs[0], op.outputs[1]
+    in_shape = shape(x)
+    outer = reduce_ops.reduce_prod(in_shape[:-1])  # rows of the last dimension
+    rows = A.reshape(indices, A.stack([outer, shape(indices)[-1]]))  # (outer, k)
+    flat = rows + A.expand_dims(generator_ops.range(outer) * in_shape[-1], -1)
+    grad = scatter_nd(A.reshape(flat, [-1, 1]), A.reshape(dvalues, [-1]),
+                      A.reshape(A.size(x), [1]))
+    return [A.reshape(grad, in_shape), None]
+
+
 register(OpDef("TopKV2", inputs=("input: T", "k: int32"), outputs=("values: T", "indices: int32"),
                attrs={"T": _dtypes.REAL, "sorted": True}, shape=_top_k_shape,
-               lower=_top_k_lower))
+               lower=_top_k_lower, grad=_top_k_grad))
 
 
 def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF's argument names
