@@ -4,18 +4,8 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
+from tests.helpers import run
 from tensorflux._src.ops.sort_ops import top_k
-
-
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
-
-
-def run(fetches, feeds=None):
-    with tf.Session() as sess:
-        return sess.run(fetches, feeds)
 
 
 # -- naming -----------------------------------------------------------------------------------

@@ -75,27 +75,28 @@ def _seed_attrs(seed):
     return {"seed": seed1 or 0, "seed2": seed2 or 0}
 
 
-def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
-    """Samples from N(mean, stddev^2)."""
+def _scaled_normal(op_type, default_name, shape, mean, stddev, dtype, seed, name):
+    """`op_type` sample * stddev + mean, built as TF1 builds it."""
     dtype = _dtypes.as_dtype(dtype)
-    with _graph.name_scope(name, "random_normal", [shape, mean, stddev]) as scope:
+    with _graph.name_scope(name, default_name, [shape, mean, stddev]) as scope:
         shape_t = _shape_tensor(shape)
         mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-        rnd = apply_op("RandomStandardNormal", shape=shape_t, dtype=dtype, **_seed_attrs(seed))
+        rnd = apply_op(op_type, shape=shape_t, dtype=dtype, **_seed_attrs(seed))
         return math_ops.add(rnd * stddev_t, mean_t, name=scope)
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
+    """Samples from N(mean, stddev^2)."""
+    return _scaled_normal("RandomStandardNormal", "random_normal", shape, mean, stddev, dtype,
+                          seed, name)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None,
                      name=None):
     """Samples from N(mean, stddev^2), re-drawing values beyond two stddevs."""
-    dtype = _dtypes.as_dtype(dtype)
-    with _graph.name_scope(name, "truncated_normal", [shape, mean, stddev]) as scope:
-        shape_t = _shape_tensor(shape)
-        mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
-        stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-        rnd = apply_op("TruncatedNormal", shape=shape_t, dtype=dtype, **_seed_attrs(seed))
-        return math_ops.add(rnd * stddev_t, mean_t, name=scope)
+    return _scaled_normal("TruncatedNormal", "truncated_normal", shape, mean, stddev, dtype,
+                          seed, name)
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None,

@@ -26,15 +26,18 @@ def _float_step(learning_rate, global_step):
     return lr, math_ops.cast(global_step, lr.dtype)
 
 
+def _exponent(lr, step, decay_steps, staircase):
+    p = step / math_ops.cast(decay_steps, lr.dtype)
+    return math_ops.floor(p) if staircase else p
+
+
 def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
                       name=None):
     """lr * decay_rate ^ (step / decay_steps); the exponent is floored when staircase."""
     with _graph.name_scope(name, "ExponentialDecay",
                            [learning_rate, global_step, decay_steps, decay_rate]) as scope:
         lr, step = _float_step(learning_rate, global_step)
-        p = step / math_ops.cast(decay_steps, lr.dtype)
-        if staircase:
-            p = math_ops.floor(p)
+        p = _exponent(lr, step, decay_steps, staircase)
         return math_ops.multiply(lr, math_ops.pow(math_ops.cast(decay_rate, lr.dtype), p),
                                  name=scope)
 
@@ -81,9 +84,7 @@ def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, stair
     with _graph.name_scope(name, "NaturalExpDecay",
                            [learning_rate, global_step, decay_rate]) as scope:
         lr, step = _float_step(learning_rate, global_step)
-        p = step / math_ops.cast(decay_steps, lr.dtype)
-        if staircase:
-            p = math_ops.floor(p)
+        p = _exponent(lr, step, decay_steps, staircase)
         return math_ops.multiply(lr, math_ops.exp(-math_ops.cast(decay_rate, lr.dtype) * p),
                                  name=scope)
 
@@ -94,9 +95,7 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, stai
     with _graph.name_scope(name, "InverseTimeDecay",
                            [learning_rate, global_step, decay_rate]) as scope:
         lr, step = _float_step(learning_rate, global_step)
-        p = step / math_ops.cast(decay_steps, lr.dtype)
-        if staircase:
-            p = math_ops.floor(p)
+        p = _exponent(lr, step, decay_steps, staircase)
         return math_ops.truediv(lr, 1.0 + math_ops.cast(decay_rate, lr.dtype) * p, name=scope)
 
 
