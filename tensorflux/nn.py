@@ -1,5 +1,7 @@
-"""`tf.nn`: activations, softmax and cross-entropy, bias_add."""
+"""`tf.nn`: activations, convolutions, pooling, normalization, losses' building blocks."""
 
+from tensorflux._src.ops.conv_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.math_ops import sigmoid, tanh  # noqa: F401
 from tensorflux._src.ops.nn_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.pool_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sort_ops import top_k  # noqa: F401

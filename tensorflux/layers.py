@@ -1,0 +1,1 @@
+"""`tf.layers` (being written)."""

@@ -1,0 +1,1 @@
+"""`tf.losses` (being written)."""

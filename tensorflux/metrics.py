@@ -1,0 +1,1 @@
+"""`tf.metrics` (being written)."""

@@ -1,0 +1,1 @@
+"""`tf.regularizers` (being written)."""
