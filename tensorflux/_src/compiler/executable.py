@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import lowering, passes, state
+from tensorflux._src.compiler import lowering, options, passes, state
 from tensorflux._src.framework import errors
 from tensorflux._src.runtime import devices
 
@@ -97,6 +97,7 @@ class Executable:
         self.traced_ops = traced_ops
 
         self._jitted = None
+        self.compiler_options = {}
         if traced_fetches or traced_ops:
             run_graph = _graph_function(traced_ops, traced_fetches, feed_tensors, const_args,
                                         static, canonical, self.state, self.random_ops, stats)
@@ -107,7 +108,8 @@ class Executable:
             donate = tuple(first_var_arg + i for i, v in enumerate(self.state.start_vars)
                            if v in written)
             device = devices.device_for_ops(traced_ops)
-            self._jitted = devices.jit_on(run_graph, device, compiler_options, donate)
+            self.compiler_options = options.choose(traced_ops, device, compiler_options)
+            self._jitted = devices.jit_on(run_graph, device, self.compiler_options, donate)
             stats.executables += 1
 
         self._feed_tensors, self._static, self._canonical = feed_tensors, static, canonical

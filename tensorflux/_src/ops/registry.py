@@ -107,6 +107,8 @@ class OpDef:
     checks_initialized: bool = False
     random: bool = False
     host: Callable | None = None
+    # XLA:CPU compiles this op faster with library (YNN) dot fusion; see compiler/options.py.
+    xla_cpu_library_fusion: bool = False
     # Type attrs' defaults (TF's `Tidx: type = DT_INT32`): the preferred dtype for Python
     # values, and the attr's value when nothing else sets it.
     type_defaults: dict = field(default_factory=dict)
