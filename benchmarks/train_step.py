@@ -1,15 +1,26 @@
 """Compiled training-step time and step memory: tensorflux vs the same model in JAX.
 
-MLP 784-1024-1024-10 (ReLU), softmax cross-entropy, Adam, batch 256, float32. Each
-implementation runs in its own subprocess so peak memory is measured separately:
-after warm-up, the kernel's peak-RSS counter is reset and `steps` more steps run;
-"step MB" is that peak minus the RSS measured right after imports (the memory the
-model, its optimizer state and one step need). Prints a table and writes JSON.
+Models:
+  mlp  784-1024-1024-10 (ReLU), softmax cross-entropy, Adam, batch 256, float32
+  cnn  three 3x3 conv+ReLU (32/64/128 channels), 2x2 max-pool after the first two,
+       global average pool, dense 10, softmax cross-entropy, Momentum, batch 128,
+       32x32x3 input, float32
+
+Each implementation runs in its own subprocess so peak memory is measured separately:
+after warm-up, the kernel's peak-RSS counter is reset and `steps` more steps run.
+"step MB" is that peak minus the RSS measured right after imports (model, optimizer
+state, compiled program and whatever the process kept from building them);
+"transient MB" is that peak minus the RSS just before the timed steps (what one step
+allocates on top of the steady state: with in-place updates, no copy of the
+parameters). A TF1 column
+(TensorFlow's compat.v1 graph mode, with oneDNN) is added when `tensorflow` is
+installed. Prints a table and writes JSON to benchmarks/results/train_step.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -19,7 +30,8 @@ import time
 
 import numpy as np
 
-BATCH, SIZES = 256, (784, 1024, 1024, 10)
+MLP_BATCH, MLP_SIZES = 256, (784, 1024, 1024, 10)
+CNN_BATCH, CNN_CHANNELS = 128, (32, 64, 128)
 
 
 def _rss_mb(field):
@@ -38,20 +50,33 @@ def _reset_peak():
         pass
 
 
-def _data():
+# -- data and initial weights, shared by every implementation --------------------------------
+def mlp_data():
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(BATCH, SIZES[0])).astype(np.float32)
-    y = rng.integers(0, SIZES[-1], size=BATCH)
-    onehot = np.eye(SIZES[-1], dtype=np.float32)[y]
+    x = rng.normal(size=(MLP_BATCH, MLP_SIZES[0])).astype(np.float32)
+    onehot = np.eye(MLP_SIZES[-1], dtype=np.float32)[rng.integers(0, 10, MLP_BATCH)]
     weights = [(rng.normal(size=(a, b)) * np.sqrt(2.0 / a)).astype(np.float32)
-               for a, b in zip(SIZES[:-1], SIZES[1:])]
+               for a, b in zip(MLP_SIZES[:-1], MLP_SIZES[1:])]
     return x, onehot, weights
 
 
-def build_tensorflux(x, onehot, weights):
-    import tensorflux as tf
-    xs = tf.placeholder(tf.float32, [None, SIZES[0]])
-    ys = tf.placeholder(tf.float32, [None, SIZES[-1]])
+def cnn_data():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(CNN_BATCH, 32, 32, 3)).astype(np.float32)
+    onehot = np.eye(10, dtype=np.float32)[rng.integers(0, 10, CNN_BATCH)]
+    kernels, c_in = [], 3
+    for c_out in CNN_CHANNELS:
+        kernels.append((rng.normal(size=(3, 3, c_in, c_out)) * np.sqrt(2.0 / (9 * c_in)))
+                       .astype(np.float32))
+        c_in = c_out
+    dense = (rng.normal(size=(c_in, 10)) * np.sqrt(1.0 / c_in)).astype(np.float32)
+    return x, onehot, kernels, dense
+
+
+# -- the TF1 program: runs on tensorflux, or on TensorFlow's compat.v1 ------------------------
+def tf1_mlp(tf, x, onehot, weights):
+    xs = tf.placeholder(tf.float32, [None, MLP_SIZES[0]])
+    ys = tf.placeholder(tf.float32, [None, MLP_SIZES[-1]])
     h = xs
     for i, w0 in enumerate(weights):
         w = tf.Variable(w0, name=f"w{i}")
@@ -61,19 +86,38 @@ def build_tensorflux(x, onehot, weights):
             h = tf.nn.relu(h)
     loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=ys, logits=h))
     train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+    return _tf1_runner(tf, train, loss, {xs: x, ys: onehot})
+
+
+def tf1_cnn(tf, x, onehot, kernels, dense):
+    xs = tf.placeholder(tf.float32, [None, 32, 32, 3])
+    ys = tf.placeholder(tf.float32, [None, 10])
+    h = xs
+    for i, k in enumerate(kernels):
+        w = tf.Variable(k, name=f"conv{i}")
+        b = tf.Variable(np.zeros(k.shape[-1], np.float32), name=f"conv{i}_b")
+        h = tf.nn.relu(tf.nn.conv2d(h, w, strides=[1, 1, 1, 1], padding="SAME") + b)
+        if i < 2:
+            h = tf.nn.max_pool(h, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+    h = tf.reduce_mean(h, axis=[1, 2])
+    logits = tf.matmul(h, tf.Variable(dense, name="dense")) + tf.Variable(
+        np.zeros(10, np.float32), name="dense_b")
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=ys, logits=logits))
+    train = tf.train.MomentumOptimizer(0.01, 0.9).minimize(loss)
+    return _tf1_runner(tf, train, loss, {xs: x, ys: onehot})
+
+
+def _tf1_runner(tf, train, loss, feed):
     sess = tf.Session()
     sess.run(tf.global_variables_initializer())
-    feed = {xs: x, ys: onehot}
     return lambda: sess.run([train, loss], feed)[1]
 
 
-def build_jax(x, onehot, weights):
+# -- the same models written directly in JAX ---------------------------------------------------
+def jax_mlp(x, onehot, weights):
     import jax
     import jax.numpy as jnp
-
     params = [(jnp.asarray(w), jnp.zeros(w.shape[1], jnp.float32)) for w in weights]
-    opt_state = (jax.tree_util.tree_map(jnp.zeros_like, params),
-                 jax.tree_util.tree_map(jnp.zeros_like, params), jnp.float32(1.0))
 
     def loss_fn(params, x, y):
         h = x
@@ -83,9 +127,9 @@ def build_jax(x, onehot, weights):
                 h = jax.nn.relu(h)
         return jnp.mean(-jnp.sum(y * jax.nn.log_softmax(h), axis=-1))
 
-    def step_fn(params, opt_state, x, y):
+    def step(params, state, x, y):
         loss, g = jax.value_and_grad(loss_fn)(params, x, y)
-        m, v, t = opt_state
+        m, v, t = state
         lr, b1, b2, eps = 1e-3, 0.9, 0.999, 1e-8
         m = jax.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g, m, g)
         v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g * g, v, g)
@@ -94,25 +138,77 @@ def build_jax(x, onehot, weights):
                                         params, m, v)
         return params, (m, v, t + 1), loss
 
-    step = jax.jit(step_fn, donate_argnums=(0, 1))
-    state = {"params": params, "opt": opt_state}
+    m = jax.tree_util.tree_map(jnp.zeros_like, params)
+    v = jax.tree_util.tree_map(jnp.zeros_like, params)  # distinct buffers: both are donated
+    return _jax_runner(step, params, (m, v, jnp.float32(1.0)), x, onehot)
+
+
+def jax_cnn(x, onehot, kernels, dense):
+    import jax
+    import jax.numpy as jnp
+    params = ([(jnp.asarray(k), jnp.zeros(k.shape[-1], jnp.float32)) for k in kernels],
+              (jnp.asarray(dense), jnp.zeros(10, jnp.float32)))
+
+    def loss_fn(params, x, y):
+        convs, (dw, db) = params
+        h = x
+        for i, (k, b) in enumerate(convs):
+            h = jax.lax.conv_general_dilated(h, k, (1, 1), "SAME",
+                                             dimension_numbers=("NHWC", "HWIO", "NHWC"))
+            h = jax.nn.relu(h + b)
+            if i < 2:
+                n, hh, ww, c = h.shape
+                h = h.reshape(n, hh // 2, 2, ww // 2, 2, c).max(axis=(2, 4))
+        logits = h.mean(axis=(1, 2)) @ dw + db
+        return jnp.mean(-jnp.sum(y * jax.nn.log_softmax(logits), axis=-1))
+
+    def step(params, velocity, x, y):
+        loss, g = jax.value_and_grad(loss_fn)(params, x, y)
+        velocity = jax.tree_util.tree_map(lambda v, g: 0.9 * v + g, velocity, g)
+        params = jax.tree_util.tree_map(lambda p, v: p - 0.01 * v, params, velocity)
+        return params, velocity, loss
+
+    return _jax_runner(step, params, jax.tree_util.tree_map(jnp.zeros_like, params), x, onehot)
+
+
+def _jax_runner(step, params, state, x, y):
+    import jax
+    step = jax.jit(step, donate_argnums=(0, 1))
+    box = {"params": params, "state": state}
 
     def run():
-        state["params"], state["opt"], loss = step(state["params"], state["opt"], x, onehot)
+        box["params"], box["state"], loss = step(box["params"], box["state"], x, y)
         return np.asarray(loss)
 
     return run
 
 
-def measure(impl, steps):
+# -- measurement --------------------------------------------------------------------------------
+def build(model, impl):
+    data = mlp_data() if model == "mlp" else cnn_data()
+    if impl == "jax":
+        return (jax_mlp if model == "mlp" else jax_cnn)(*data)
+    if impl == "tensorflux":
+        import tensorflux as tf
+    else:
+        import tensorflow.compat.v1 as tf
+        tf.disable_eager_execution()
+    return (tf1_mlp if model == "mlp" else tf1_cnn)(tf, *data)
+
+
+def measure(model, impl, steps):
     """Runs in a subprocess: prints one JSON line with times and memory."""
+    if impl == "tf1":
+        import tensorflow  # noqa: F401  (import before the baseline, like the others)
+    else:
+        import jax  # noqa: F401
     base = _rss_mb("VmRSS")
-    x, onehot, weights = _data()
-    run = {"tensorflux": build_tensorflux, "jax": build_jax}[impl](x, onehot, weights)
+    run = build(model, impl)
     first_loss = float(run())
     for _ in range(3):
         run()
     _reset_peak()
+    steady = _rss_mb("VmRSS")
     times = []
     for _ in range(steps):
         start = time.perf_counter()
@@ -120,41 +216,63 @@ def measure(impl, steps):
         times.append(time.perf_counter() - start)
     peak = _rss_mb("VmHWM")
     print(json.dumps({"impl": impl, "median_ms": statistics.median(times) * 1e3,
-                      "step_mb": peak - base, "first_loss": first_loss}))
+                      "step_mb": peak - base, "transient_mb": peak - steady,
+                      "first_loss": first_loss}))
+
+
+def compare(model, steps, rounds):
+    impls = ["jax", "tensorflux"]
+    if importlib.util.find_spec("tensorflow") is not None:
+        impls.append("tf1")
+    best = {}
+    for _ in range(rounds):  # interleaved rounds, best of each: fairer on a noisy machine
+        for impl in impls:
+            out = subprocess.run([sys.executable, __file__, "--model", model, "--impl", impl,
+                                  "--steps", str(steps)], capture_output=True, text=True)
+            if out.returncode != 0:
+                raise RuntimeError(f"{model}/{impl} failed:\n{out.stderr[-3000:]}")
+            row = json.loads(out.stdout.strip().splitlines()[-1])
+            if impl not in best or row["median_ms"] < best[impl]["median_ms"]:
+                best[impl] = row
+    return best
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--impl", choices=["tensorflux", "jax"])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", choices=["mlp", "cnn", "all"], default="all")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--impl", choices=["tensorflux", "jax", "tf1"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.impl:
-        # Both sides on one thread pool setting, so the comparison is like for like.
-        measure(args.impl, args.steps)
+        measure(args.model, args.impl, args.steps)
         return
-    rows = {}
-    for impl in ("jax", "tensorflux", "jax", "tensorflux"):  # interleaved: fairer on noise
-        out = subprocess.run([sys.executable, __file__, "--impl", impl, "--steps",
-                              str(args.steps)], capture_output=True, text=True, check=True)
-        row = json.loads(out.stdout.strip().splitlines()[-1])
-        best = rows.get(impl)
-        if best is None or row["median_ms"] < best["median_ms"]:
-            rows[impl] = row
-    tfx, ref = rows["tensorflux"], rows["jax"]
-    print(f"MLP {'-'.join(map(str, SIZES))} Adam, batch {BATCH}")
-    print(f"{'impl':12s} {'step ms':>9s} {'step MB':>9s} {'first loss':>11s}")
-    for row in (tfx, ref):
-        print(f"{row['impl']:12s} {row['median_ms']:9.2f} {row['step_mb']:9.1f} "
-              f"{row['first_loss']:11.5f}")
-    ratio_t = tfx["median_ms"] / ref["median_ms"]
-    ratio_m = tfx["step_mb"] / ref["step_mb"]
-    print(f"time ratio tensorflux/jax = {ratio_t:.3f}   memory ratio = {ratio_m:.3f}")
+    models = ["mlp", "cnn"] if args.model == "all" else [args.model]
+    results = {}
+    for model in models:
+        rows = compare(model, args.steps, args.rounds)
+        tfx, ref = rows["tensorflux"], rows["jax"]
+        print(f"\n{model}: {'impl':11s} {'step ms':>9s} {'step MB':>9s} {'transient MB':>13s} "
+              f"{'first loss':>11s}")
+        for row in rows.values():
+            print(f"{'':5s}{row['impl']:11s} {row['median_ms']:9.2f} {row['step_mb']:9.1f} "
+                  f"{row['transient_mb']:13.1f} {row['first_loss']:11.5f}")
+        summary = {"rows": rows, "time_ratio_vs_jax": tfx["median_ms"] / ref["median_ms"],
+                   "memory_ratio_vs_jax": tfx["step_mb"] / ref["step_mb"]}
+        print(f"     tensorflux/jax: time {summary['time_ratio_vs_jax']:.3f}, "
+              f"memory {summary['memory_ratio_vs_jax']:.3f}")
+        if "tf1" in rows:
+            summary["time_ratio_vs_tf1"] = tfx["median_ms"] / rows["tf1"]["median_ms"]
+            print(f"     tensorflux/tf1: time {summary['time_ratio_vs_tf1']:.3f}")
+        else:
+            print("     (tensorflow not installed: no TF1 column)")
+        results[model] = summary
     out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "train_step.json")
     with open(path + ".tmp", "w") as f:
-        json.dump({"mlp": {"tensorflux": tfx, "jax": ref, "time_ratio": ratio_t,
-                           "memory_ratio": ratio_m}}, f, indent=2)
+        json.dump(results, f, indent=2)
     os.replace(path + ".tmp", path)
 
 
