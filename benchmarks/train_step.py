@@ -14,7 +14,8 @@ state, compiled program and whatever the process kept from building them);
 allocates on top of the steady state: with in-place updates, no copy of the
 parameters). A TF1 column
 (TensorFlow's compat.v1 graph mode, with oneDNN) is added when `tensorflow` is
-installed. Prints a table and writes JSON to benchmarks/results/train_step.json.
+importable, or from another interpreter given by --tf-python (TensorFlow may want
+other versions of shared packages, so a separate virtual environment is simplest). Prints a table and writes JSON to benchmarks/results/train_step.json.
 """
 
 from __future__ import annotations
@@ -220,15 +221,15 @@ def measure(model, impl, steps):
                       "first_loss": first_loss}))
 
 
-def compare(model, steps, rounds):
-    impls = ["jax", "tensorflux"]
-    if importlib.util.find_spec("tensorflow") is not None:
-        impls.append("tf1")
+def compare(model, steps, rounds, tf_python):
+    impls = ["jax", "tensorflux"] + (["tf1"] if tf_python else [])
     best = {}
     for _ in range(rounds):  # interleaved rounds, best of each: fairer on a noisy machine
         for impl in impls:
-            out = subprocess.run([sys.executable, __file__, "--model", model, "--impl", impl,
-                                  "--steps", str(steps)], capture_output=True, text=True)
+            python = tf_python if impl == "tf1" else sys.executable
+            out = subprocess.run([python, os.path.abspath(__file__), "--model", model,
+                                  "--impl", impl, "--steps", str(steps)],
+                                 capture_output=True, text=True)
             if out.returncode != 0:
                 raise RuntimeError(f"{model}/{impl} failed:\n{out.stderr[-3000:]}")
             row = json.loads(out.stdout.strip().splitlines()[-1])
@@ -243,15 +244,20 @@ def main():
     parser.add_argument("--model", choices=["mlp", "cnn", "all"], default="all")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--tf-python", default=os.environ.get("TENSORFLOW_PYTHON"),
+                        help="a Python interpreter with tensorflow installed, for the TF1 "
+                             "column (default: this one, if it has tensorflow)")
     parser.add_argument("--impl", choices=["tensorflux", "jax", "tf1"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.tf_python is None and importlib.util.find_spec("tensorflow") is not None:
+        args.tf_python = sys.executable
     if args.impl:
         measure(args.model, args.impl, args.steps)
         return
     models = ["mlp", "cnn"] if args.model == "all" else [args.model]
     results = {}
     for model in models:
-        rows = compare(model, args.steps, args.rounds)
+        rows = compare(model, args.steps, args.rounds, args.tf_python)
         tfx, ref = rows["tensorflux"], rows["jax"]
         print(f"\n{model}: {'impl':11s} {'step ms':>9s} {'step MB':>9s} {'transient MB':>13s} "
               f"{'first loss':>11s}")
