@@ -1,1 +1,22 @@
-"""`tf.layers` (being written)."""
+"""`tf.layers`: TF1's layers, as objects (`tf.layers.Dense(...)`) and functions
+(`tf.layers.dense(x, ...)`), with TF1's variable names and reuse rules."""
+
+from tensorflux._src.layers.base import InputSpec, Layer  # noqa: F401
+from tensorflux._src.layers.convolutional import (  # noqa: F401
+    Conv1D, Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, Convolution1D, Convolution2D,
+    Convolution2DTranspose, Convolution3D, Convolution3DTranspose, SeparableConv1D,
+    SeparableConv2D, conv1d, conv2d, conv2d_transpose, conv3d, conv3d_transpose,
+    separable_conv1d, separable_conv2d,
+)
+from tensorflux._src.layers.core import (  # noqa: F401
+    Dense, Dropout, Flatten, dense, dropout, flatten,
+)
+from tensorflux._src.layers.normalization import (  # noqa: F401
+    BatchNormalization, batch_normalization,
+)
+from tensorflux._src.layers.pooling import (  # noqa: F401
+    AveragePooling1D, AveragePooling2D, AveragePooling3D, AvgPool1D, AvgPool2D, AvgPool3D,
+    MaxPool1D, MaxPool2D, MaxPool3D, MaxPooling1D, MaxPooling2D, MaxPooling3D,
+    average_pooling1d, average_pooling2d, average_pooling3d, max_pooling1d, max_pooling2d,
+    max_pooling3d,
+)

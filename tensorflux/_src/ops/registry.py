@@ -58,11 +58,11 @@ def _parse_arg(text: str) -> ArgSpec:
     is_ref = type_text.startswith("Ref(") and type_text.endswith(")")
     if is_ref:
         type_text = type_text[4:-1].strip()
-    try:
+    # Only TF's dtype names are fixed types; anything else (T, U, Tidx...) is a type attr.
+    if type_text in _dtypes._BY_NAME:
         fixed = _dtypes.as_dtype(type_text)
         return ArgSpec(name, fixed_dtype=fixed, number_attr=number_attr, is_ref=is_ref)
-    except TypeError:
-        return ArgSpec(name, type_attr=type_text, number_attr=number_attr, is_ref=is_ref)
+    return ArgSpec(name, type_attr=type_text, number_attr=number_attr, is_ref=is_ref)
 
 
 @dataclass(frozen=True, eq=False)

@@ -224,6 +224,7 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
             name_scope_arg = short
             base = parent
         store.scope_counts[scope_name] = store.scope_counts.get(scope_name, 0) + 1
+        saved_counts = dict(store.scope_counts)
         # Reuse is inherited: a scope reuses if asked to or if its parent (or the scope
         # object being re-entered) does.
         if isinstance(name_or_scope, VariableScope):
@@ -251,6 +252,14 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
                 yield scope
             finally:
                 store.current_scope = parent
+                # As TF1: leaving a scope forgets which sub-scopes it opened, so entering
+                # it again (e.g. with reuse=True) names its layers dense, not dense_1.
+                if isinstance(name_or_scope, VariableScope):
+                    store.scope_counts = saved_counts
+                else:
+                    for key in store.scope_counts:
+                        if key.startswith(scope_name + "/"):
+                            store.scope_counts[key] = 0
 
 
 def _unique_scope_name(store, parent_name, default_name):
