@@ -1,12 +1,20 @@
-"""Core `tf.nn` ops: activations, softmax, cross-entropy, bias_add (with gradients)."""
+"""Core `tf.nn` ops: activations, softmax, cross-entropy, bias_add, dropout (with gradients).
+
+The other `tf.nn` families live beside this module and are re-exported from it (see the
+end of the file): nn_loss_ops (logistic and L2 losses), nn_norm_ops (moments, batch and
+local response normalization), nn_embedding_ops (embedding_lookup), nn_sampling_ops
+(candidate samplers, nce_loss, sampled_softmax_loss).
+"""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.op_builder import apply_op
@@ -14,7 +22,9 @@ from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import unchanged
 
 __all__ = ["relu", "softmax", "log_softmax", "bias_add", "softmax_cross_entropy_with_logits",
-           "softmax_cross_entropy_with_logits_v2", "sparse_softmax_cross_entropy_with_logits"]
+           "softmax_cross_entropy_with_logits_v2", "sparse_softmax_cross_entropy_with_logits",
+           "relu6", "crelu", "leaky_relu", "elu", "selu", "gelu", "swish", "silu", "softplus",
+           "softsign", "in_top_k", "dropout", "zero_fraction", "xw_plus_b", "relu_layer"]
 
 F = _dtypes.FLOATS
 
@@ -280,3 +290,328 @@ def bias_add(value, bias, data_format=None, name=None):
         value = convert_to_tensor(value, name="input")
         bias = convert_to_tensor(bias, dtype=value.dtype.base_dtype, name="bias")
         return apply_op("BiasAdd", name=scope, value=value, bias=bias, data_format=fmt)
+
+
+# -- activations with their own kernels ---------------------------------------------------
+# Each op has a `<Op>Grad` kernel taking (gradients, x) where x is the op's input or output,
+# as in TF's nn_grad.py; the Grad kernels' own gradients (second derivatives) follow TF.
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SELU_ALPHA = 1.6732632423543772848170429916717
+
+
+def _zeros_like(x):
+    from tensorflux._src.ops.generator_ops import zeros_like
+    return zeros_like(x)
+
+
+def _where(cond, x, y):
+    from tensorflux._src.ops.gather_ops import where
+    return where(cond, x, y)
+
+
+def _activation(op_type, forward, backward, dtypes, from_output, grad_input="features",
+                attrs=None, grad_grad=None):
+    """Registers `op_type` and `<op_type>Grad(gradients, <grad_input>)`.
+
+    from_output: the Grad kernel reads the op's output (Elu, Selu) rather than its input.
+    """
+    attrs = dict(attrs or {})
+    grad_type = op_type + "Grad"
+    register(OpDef(grad_type, inputs=("gradients: T", f"{grad_input}: T"),
+                   outputs=("backprops: T",), attrs={"T": dtypes, **attrs},
+                   shape=_same_shape_pair, lower=backward, grad=grad_grad))
+
+    def grad(op, dy):
+        x = op.outputs[0] if from_output else op.inputs[0]
+        return [apply_op(grad_type, gradients=dy, **{grad_input: x},
+                         **{k: op.get_attr(k) for k in attrs})]
+
+    register(OpDef(op_type, inputs=("features: T",), outputs=("activations: T",),
+                   attrs={"T": dtypes, **attrs}, shape=unchanged, lower=forward, grad=grad))
+
+
+def _same_kernel_grad_grad(op, grad):
+    # Relu6Grad / LeakyReluGrad are linear in `gradients` and piecewise constant in x.
+    attrs = {k: op.get_attr(k) for k in op.op_def.default_attrs}
+    return [apply_op(op.type, gradients=grad, features=op.inputs[1], **attrs),
+            _zeros_like(op.inputs[1])]
+
+
+def _exp_linear_grad_grad(op, grad):
+    # EluGrad / SeluGrad: d/d(outputs) of the x < 0 branch (gradients * (outputs + c)) is
+    # `gradients`; the x > 0 branch does not depend on outputs.
+    y = op.inputs[1]
+    return [apply_op(op.type, gradients=grad, outputs=y),
+            _where(y < 0, grad * op.inputs[0], _zeros_like(y))]
+
+
+def _softplus_grad_grad(op, grad):
+    # dx = dy * sigmoid(x): d/d(dy) = sigmoid(x), d/dx = dy / (e^-x + 2 + e^x).
+    from tensorflux._src.ops import math_ops
+    dy, x = op.inputs
+    two = convert_to_tensor(2.0, dtype=x.dtype.base_dtype)
+    return [apply_op("SoftplusGrad", gradients=grad, features=x),
+            grad * dy / (math_ops.exp(-x) + two + math_ops.exp(x))]
+
+
+_activation("Relu6", lambda features: jnp.clip(features, 0, 6),
+            lambda gradients, features: jnp.where((features > 0) & (features < 6), gradients,
+                                                  jnp.zeros_like(gradients)),
+            _dtypes.REAL, from_output=True, grad_grad=_same_kernel_grad_grad)
+_activation("LeakyRelu",
+            lambda features, alpha: jnp.where(features > 0, features,
+                                              features * jnp.asarray(alpha, features.dtype)),
+            lambda gradients, features, alpha: jnp.where(
+                features > 0, gradients, gradients * jnp.asarray(alpha, gradients.dtype)),
+            F, from_output=False, attrs={"alpha": 0.2}, grad_grad=_same_kernel_grad_grad)
+_activation("Elu", lambda features: jnp.where(features < 0, jnp.expm1(features), features),
+            lambda gradients, outputs: jnp.where(outputs < 0, gradients * (outputs + 1),
+                                                 gradients),
+            F, from_output=True, grad_input="outputs", grad_grad=_exp_linear_grad_grad)
+_activation("Selu",
+            lambda features: jnp.where(features < 0,
+                                       (_SELU_SCALE * _SELU_ALPHA) * jnp.expm1(features),
+                                       _SELU_SCALE * features).astype(features.dtype),
+            lambda gradients, outputs: jnp.where(
+                outputs < 0, gradients * (outputs + _SELU_SCALE * _SELU_ALPHA),
+                gradients * _SELU_SCALE).astype(gradients.dtype),
+            F, from_output=True, grad_input="outputs", grad_grad=_exp_linear_grad_grad)
+_activation("Softplus", jax.nn.softplus,
+            lambda gradients, features: gradients * jax.nn.sigmoid(features),
+            F, from_output=False, grad_grad=_softplus_grad_grad)
+# TF defines no gradient for SoftsignGrad (tf.gradients of it raises LookupError).
+_activation("Softsign", lambda features: features / (1 + jnp.abs(features)),
+            lambda gradients, features: gradients / jnp.square(1 + jnp.abs(features)),
+            F, from_output=False)
+
+
+def relu6(features, name=None):
+    """min(max(features, 0), 6)."""
+    with _graph.name_scope(name, "Relu6", [features]) as scope:
+        features = convert_to_tensor(features, name="features")
+        return apply_op("Relu6", name=scope, features=features)
+
+
+def crelu(features, name=None, axis=-1):
+    """Concatenated ReLU: relu(concat([features, -features], axis)); doubles that axis."""
+    from tensorflux._src.ops import array_ops
+    with _graph.name_scope(name, "CRelu", [features]) as scope:
+        features = convert_to_tensor(features, name="features")
+        c = array_ops.concat([features, -features], axis, name="concat")
+        return apply_op("Relu", name=scope, features=c)
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """max(features, alpha * features) for alpha <= 1; integer features become float32."""
+    from tensorflux._src.ops import math_ops
+    with _graph.name_scope(name, "LeakyRelu", [features, alpha]) as scope:
+        features = convert_to_tensor(features, name="features")
+        if features.dtype.is_integer:
+            features = math_ops.cast(features, _dtypes.float32)
+        if isinstance(alpha, np.ndarray):
+            alpha = alpha.item()
+        return apply_op("LeakyRelu", name=scope, features=features, alpha=float(alpha))
+
+
+def elu(features, name=None):
+    """exp(features) - 1 where features < 0, else features."""
+    return apply_op("Elu", name=name, features=features)
+
+
+def selu(features, name=None):
+    """scale * elu(features) with the negative branch scaled by alpha (self-normalizing)."""
+    return apply_op("Selu", name=name, features=features)
+
+
+def softplus(features, name=None):
+    """log(exp(features) + 1)."""
+    return apply_op("Softplus", name=name, features=features)
+
+
+def softsign(features, name=None):
+    """features / (abs(features) + 1)."""
+    return apply_op("Softsign", name=name, features=features)
+
+
+def gelu(features, approximate=False, name=None):
+    """0.5 x (1 + erf(x / sqrt 2)), or its tanh approximation (TF 2's tf.nn.gelu)."""
+    from tensorflux._src.ops import math_ops
+    with _graph.name_scope(name, "Gelu", [features]):
+        features = convert_to_tensor(features, name="features")
+        dtype = features.dtype.base_dtype
+        if approximate:
+            coeff = convert_to_tensor(0.044715, dtype=dtype)
+            return 0.5 * features * (1.0 + math_ops.tanh(
+                0.7978845608028654 * (features + coeff * math_ops.pow(features, 3))))
+        return 0.5 * features * (1.0 + math_ops.erf(
+            features / convert_to_tensor(1.4142135623730951, dtype=dtype)))
+
+
+def swish(features, name=None):
+    """features * sigmoid(features) (Ramachandran et al. 2017)."""
+    from tensorflux._src.ops import math_ops
+    with _graph.name_scope(name, "swish", [features]):
+        features = convert_to_tensor(features, name="features")
+        return features * math_ops.sigmoid(features)
+
+
+def silu(features, beta=1.0, name=None):
+    """features * sigmoid(beta * features) (TF 2's name for swish)."""
+    from tensorflux._src.ops import math_ops
+    with _graph.name_scope(name, "silu", [features]):
+        features = convert_to_tensor(features, name="features")
+        beta = convert_to_tensor(beta, dtype=features.dtype.base_dtype, name="beta")
+        return features * math_ops.sigmoid(beta * features)
+
+
+def log_sigmoid(x, name=None):
+    """log(1 / (1 + exp(-x))) = -softplus(-x); TF exports it as tf.log_sigmoid / tf.math."""
+    from tensorflux._src.ops import math_ops
+    with _graph.name_scope(name, "LogSigmoid", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        return math_ops.negative(apply_op("Softplus", features=-x), name=scope)
+
+
+# -- in_top_k --------------------------------------------------------------------------------
+def _in_top_k_shape(op):
+    from tensorflux._src.ops.array_ops import merge_shapes, with_rank
+    predictions = with_rank(op.inputs[0].shape, 2)
+    targets = with_rank(op.inputs[1].shape, 1)
+    with_rank(op.inputs[2].shape, 0)
+    return merge_shapes(TensorShape([predictions[0]]), targets)
+
+
+def _in_top_k_lower(predictions, targets, k):
+    # In the top k when fewer than k classes score strictly higher: ties all count as in.
+    # A target out of range, or with a non-finite score, is never in the top k.
+    n = predictions.shape[1]
+    valid = (targets >= 0) & (targets < n)
+    safe = jnp.clip(targets, 0, max(n - 1, 0)).astype(jnp.int32)
+    target_score = jnp.take_along_axis(predictions, safe[:, None], axis=1)[:, 0]
+    higher = jnp.sum(predictions > target_score[:, None], axis=1)
+    return valid & jnp.isfinite(target_score) & (higher < k)
+
+
+register(OpDef(
+    "InTopKV2", inputs=("predictions: float", "targets: T", "k: T"),
+    outputs=("precision: bool",), attrs={"T": _dtypes.INDEX}, shape=_in_top_k_shape,
+    lower=_in_top_k_lower, not_differentiable=True,
+))
+
+
+def in_top_k(predictions, targets, k, name=None):
+    """Whether each target class is among the k highest predictions of its row."""
+    with _graph.name_scope(name, "in_top_k") as scope:
+        return apply_op("InTopKV2", name=scope, predictions=predictions, targets=targets, k=k)
+
+
+# -- dropout and other composites ---------------------------------------------------------------
+def _noise_shape(x, noise_shape):
+    from tensorflux._src.ops import array_ops
+    if noise_shape is None:
+        return array_ops.shape(x)
+    try:
+        given = tensor_shape.as_shape(noise_shape)
+    except (TypeError, ValueError):
+        return noise_shape
+    if x.shape.ndims is not None and given.ndims == x.shape.ndims:
+        # Unknown entries of noise_shape take x's dims, as TF's best effort does.
+        dims = [xd if nd is None and xd is not None else nd
+                for xd, nd in zip(x.shape.as_list(), given.as_list())]
+        if None not in dims:
+            return dims
+    return noise_shape
+
+
+def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+    """Zeroes each element with probability `rate` (= 1 - keep_prob) and scales the rest by
+    1 / (1 - rate). `noise_shape` (broadcastable to x) shares keep/drop decisions."""
+    from tensorflux._src.ops import math_ops, random_ops
+    from tensorflux._src.ops.shape_fns import static_value
+    try:
+        keep = 1. - keep_prob if keep_prob is not None else None
+    except TypeError:
+        raise ValueError(f"keep_prob must be a floating point number or Tensor "
+                         f"(got {keep_prob!r})") from None
+    if rate is not None and keep is not None:
+        raise ValueError("Cannot specify both 'keep_prob' and 'rate'")
+    rate = keep if rate is None else rate
+    if rate is None:
+        raise ValueError("You must provide a rate to dropout.")
+    with _graph.name_scope(name, "dropout", [x]):
+        x = convert_to_tensor(x, name="x")
+        if not x.dtype.is_floating:
+            raise ValueError(f"x has to be a floating point tensor since it's going to be "
+                             f"scaled. Got a {x.dtype!r} tensor instead.")
+        if isinstance(rate, (int, float, np.integer, np.floating)) and not isinstance(rate, bool):
+            if not (0 <= rate < 1):
+                raise ValueError(f"rate must be a scalar tensor or a float in the range "
+                                 f"[0, 1), got {rate:g}")
+            if rate == 0:
+                return x
+        rate = convert_to_tensor(rate, dtype=x.dtype.base_dtype, name="rate")
+        if not rate.shape.is_compatible_with(TensorShape([])):
+            raise ValueError(f"Shapes {rate.shape} and () are incompatible")
+        value = static_value(rate)
+        if value is not None and value == 0:
+            return x
+        random_tensor = random_ops.random_uniform(_noise_shape(x, noise_shape), seed=seed,
+                                                  dtype=x.dtype.base_dtype)
+        keep_prob = 1 - rate
+        scale = 1 / keep_prob
+        # >= so that a draw equal to rate is kept, as in TF.
+        keep_mask = random_tensor >= rate
+        ret = x * scale * math_ops.cast(keep_mask, x.dtype.base_dtype)
+        ret.set_shape(x.shape)
+        return ret
+
+
+def zero_fraction(value, name=None):
+    """The fraction of zeros in `value`, as float32 (NaN when value is empty)."""
+    from tensorflux._src.ops import array_ops, math_ops, reduce_ops
+    with _graph.name_scope(name, "zero_fraction", [value]):
+        value = convert_to_tensor(value, name="value")
+        size = array_ops.size(value, out_type=_dtypes.int64)
+        with _graph.name_scope("count_nonzero"):
+            zero = convert_to_tensor(np.zeros((), value.dtype.as_numpy_dtype), name="zero")
+            num_nonzero = reduce_ops.reduce_sum(
+                math_ops.cast(math_ops.not_equal(value, zero), _dtypes.int64),
+                name="nonzero_count")
+        with _graph.name_scope("counts_to_fraction"):
+            num_zero = size - num_nonzero
+            fraction = (math_ops.cast(num_zero, _dtypes.float32)
+                        / math_ops.cast(size, _dtypes.float32))
+        return array_ops.identity(fraction, name="fraction")
+
+
+def xw_plus_b(x, weights, biases, name=None):
+    """matmul(x, weights) + biases."""
+    from tensorflux._src.ops.linalg_ops import matmul
+    with _graph.name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
+        x = convert_to_tensor(x, name="x")
+        weights = convert_to_tensor(weights, name="weights")
+        biases = convert_to_tensor(biases, name="biases")
+        return bias_add(matmul(x, weights), biases, name=scope)
+
+
+def relu_layer(x, weights, biases, name=None):
+    """relu(matmul(x, weights) + biases)."""
+    from tensorflux._src.ops.linalg_ops import matmul
+    with _graph.name_scope(name, "relu_layer", [x, weights, biases]) as scope:
+        x = convert_to_tensor(x, name="x")
+        weights = convert_to_tensor(weights, name="weights")
+        biases = convert_to_tensor(biases, name="biases")
+        return relu(bias_add(matmul(x, weights), biases), name=scope)
+
+
+# -- the other tf.nn families, exported through this module ------------------------------------
+from tensorflux._src.ops import (  # noqa: E402
+    nn_embedding_ops, nn_loss_ops, nn_norm_ops, nn_sampling_ops,
+)
+from tensorflux._src.ops.nn_embedding_ops import *  # noqa: E402,F401,F403
+from tensorflux._src.ops.nn_loss_ops import *  # noqa: E402,F401,F403
+from tensorflux._src.ops.nn_norm_ops import *  # noqa: E402,F401,F403
+from tensorflux._src.ops.nn_sampling_ops import *  # noqa: E402,F401,F403
+
+__all__ += (nn_embedding_ops.__all__ + nn_loss_ops.__all__ + nn_norm_ops.__all__
+            + nn_sampling_ops.__all__)
