@@ -11,15 +11,18 @@ import tensorflux as tf
 from tensorflux.datasets import load_digits
 
 
+EPOCHS, BATCH = 25, 64
+
+
 def build(images, training):
-    h = tf.layers.conv2d(images, 16, 3, padding="same", activation=None)
+    h = tf.layers.conv2d(images, 32, 3, padding="same", activation=None)  # (N, 8, 8, 32)
     h = tf.layers.batch_normalization(h, training=training)
     h = tf.nn.relu(h)
-    h = tf.layers.max_pooling2d(h, 2, 2)  # 4x4
-    h = tf.layers.conv2d(h, 32, 3, padding="same", activation=tf.nn.relu)
-    h = tf.layers.max_pooling2d(h, 2, 2)  # 2x2
+    h = tf.layers.max_pooling2d(h, 2, 2)  # (N, 4, 4, 32)
+    h = tf.layers.conv2d(h, 64, 3, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling2d(h, 2, 2)  # (N, 2, 2, 64)
     h = tf.layers.flatten(h)
-    h = tf.layers.dense(h, 64, activation=tf.nn.relu)
+    h = tf.layers.dense(h, 128, activation=tf.nn.relu)
     h = tf.layers.dropout(h, rate=0.3, training=training)
     return tf.layers.dense(h, 10)
 
@@ -35,8 +38,11 @@ def test_lenet_trains_on_digits_to_97_percent():
     training = tf.placeholder_with_default(False, [])
     logits = build(images, training)
     loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    step = tf.train.get_or_create_global_step()
+    steps_per_epoch = -(-len(x_train) // BATCH)
+    learning_rate = tf.train.cosine_decay(3e-3, step, EPOCHS * steps_per_epoch)
     with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
-        train = tf.train.AdamOptimizer(3e-3).minimize(loss)
+        train = tf.train.AdamOptimizer(learning_rate).minimize(loss, global_step=step)
     correct = tf.equal(tf.argmax(logits, 1), labels)
     accuracy = tf.reduce_mean(tf.cast(correct, tf.float32))
     moving_mean = [v for v in tf.global_variables() if "moving_mean" in v.name][0]
@@ -47,10 +53,10 @@ def test_lenet_trains_on_digits_to_97_percent():
         before = sess.run(moving_mean)
         sess.run(loss, {images: x_train[:64], labels: y_train[:64], training: True})
         np.testing.assert_array_equal(sess.run(moving_mean), before)  # no update op ran
-        for epoch in range(25):
+        for epoch in range(EPOCHS):
             order = rng.permutation(len(x_train))
-            for start in range(0, len(order), 64):
-                batch = order[start:start + 64]
+            for start in range(0, len(order), BATCH):
+                batch = order[start:start + BATCH]
                 sess.run(train, {images: x_train[batch], labels: y_train[batch],
                                  training: True})
         assert not np.allclose(sess.run(moving_mean), before)
