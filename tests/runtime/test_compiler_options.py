@@ -1,4 +1,4 @@
-"""Per-cluster XLA compiler options: the rule and the session's override."""
+"""Per-cluster XLA compiler options: candidates, autotuning, the session's override."""
 
 import types
 
@@ -9,6 +9,7 @@ import tensorflux as tf
 from tensorflux._src.compiler import options
 
 CPU = jax.devices("cpu")[0]
+KEY = options.LIBRARY_FUSION_KEY
 
 
 def _op(library_fusion):
@@ -16,25 +17,61 @@ def _op(library_fusion):
         xla_cpu_library_fusion=library_fusion))
 
 
-def test_rule_picks_library_fusion_only_for_marked_ops():
-    assert options.choose([_op(False), _op(False)], CPU) == {}
-    assert options.choose([_op(False), _op(True)], CPU) == options.LIBRARY_DOT_FUSION
+def test_candidates_only_for_marked_ops():
+    assert options.candidates([_op(False), _op(False)], CPU) == [{}]
+    assert options.candidates([_op(False), _op(True)], CPU) == [options.LIBRARY_DOT_FUSION, {}]
 
 
-def test_user_options_win_and_none_removes():
-    key = "xla_cpu_experimental_ynn_fusion_type"
-    assert options.choose([_op(True)], CPU, {key: None}) == {}
-    assert options.choose([_op(False)], CPU, {"xla_cpu_enable_fast_math": True}) == {
-        "xla_cpu_enable_fast_math": True}
+def test_user_setting_the_key_turns_tuning_off_and_none_removes():
+    assert options.candidates([_op(True)], CPU, {KEY: None}) == [{}]
+    assert options.candidates([_op(True)], CPU, {KEY: "LIBRARY_FUSION_TYPE_DOT"}) == [
+        {KEY: "LIBRARY_FUSION_TYPE_DOT"}]
+    other = {"xla_cpu_enable_fast_math": True}
+    assert options.candidates([_op(False)], CPU, other) == [other]
+
+
+def test_autotuner_keeps_the_faster_candidate():
+    import time
+
+    def slow(x):
+        time.sleep(0.02)
+        return x + 1
+
+    def fast(x):
+        return x + 1
+
+    tuner = options.Autotuner([slow, fast], [{"name": "slow"}, {"name": "fast"}])
+    for i in range(6):
+        assert tuner(i) == i + 1
+    assert tuner.chosen == 1 and tuner.options == {"name": "fast"}
+    assert tuner(10) == 11
+
+
+def test_conv_training_step_is_autotuned_and_state_stays_consistent():
+    x = tf.placeholder(tf.float32, [2, 6, 6, 3])
+    w = tf.Variable(np.full((3, 3, 3, 4), 0.1, np.float32))
+    loss = tf.reduce_sum(tf.square(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")))
+    train = tf.train.GradientDescentOptimizer(1e-4).minimize(loss)
+    feed = {x: np.ones((2, 6, 6, 3), np.float32)}
+    losses = []
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        for _ in range(8):  # the first runs alternate between both executables
+            losses.append(sess.run([loss, train], feed)[0])
+        run = [r for r in sess._runs.values()
+               if any(op.type == "Conv2D" for op in r.executable.traced_ops)][0]
+        assert run.executable._jitted.chosen is not None
+        assert run.executable.compiler_options in (options.LIBRARY_DOT_FUSION, {})
+    # plain gradient descent on a convex loss: every step lowers it
+    assert all(b < a for a, b in zip(losses, losses[1:]))
 
 
 def test_session_config_reaches_the_executable():
-    key = "xla_cpu_experimental_ynn_fusion_type"
-    config = tf.ConfigProto(compiler_options={key: "LIBRARY_FUSION_TYPE_DOT"})
+    config = tf.ConfigProto(compiler_options={KEY: "LIBRARY_FUSION_TYPE_DOT"})
     x = tf.placeholder(tf.float32, [2, 2])
     y = tf.matmul(x, x)
     with tf.Session(config=config) as sess:
         got = sess.run(y, {x: np.eye(2, dtype=np.float32)})
         (run,) = sess._runs.values()
-        assert run.executable.compiler_options == {key: "LIBRARY_FUSION_TYPE_DOT"}
+        assert run.executable.compiler_options == {KEY: "LIBRARY_FUSION_TYPE_DOT"}
     np.testing.assert_array_equal(got, np.eye(2))

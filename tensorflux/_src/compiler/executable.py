@@ -97,7 +97,7 @@ class Executable:
         self.traced_ops = traced_ops
 
         self._jitted = None
-        self.compiler_options = {}
+        self._options_tried = [{}]
         if traced_fetches or traced_ops:
             run_graph = _graph_function(traced_ops, traced_fetches, feed_tensors, const_args,
                                         static, canonical, self.state, self.random_ops, stats)
@@ -108,12 +108,23 @@ class Executable:
             donate = tuple(first_var_arg + i for i, v in enumerate(self.state.start_vars)
                            if v in written)
             device = devices.device_for_ops(traced_ops)
-            self.compiler_options = options.choose(traced_ops, device, compiler_options)
-            self._jitted = devices.jit_on(run_graph, device, self.compiler_options, donate)
+            self._options_tried = options.candidates(traced_ops, device, compiler_options)
+            jitted = [devices.jit_on(run_graph, device, opts, donate)
+                      for opts in self._options_tried]
+            self._jitted = (jitted[0] if len(jitted) == 1
+                            else options.Autotuner(jitted, self._options_tried))
             stats.executables += 1
 
         self._feed_tensors, self._static, self._canonical = feed_tensors, static, canonical
         self.run = self._make_runner()
+
+    @property
+    def compiler_options(self):
+        """The XLA options of the executable in use (the autotuner's pick once made)."""
+        jitted = self._jitted
+        if isinstance(jitted, options.Autotuner):
+            return jitted.options
+        return dict(self._options_tried[0])
 
     def _make_runner(self):
         """The function `Session.run` calls: (feed values, SessionState) -> fetched values.

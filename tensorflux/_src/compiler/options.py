@@ -1,26 +1,84 @@
-"""XLA compiler options, chosen per compiled run (cluster).
+"""XLA compiler options, chosen per compiled run (cluster) by measuring.
 
-XLA:CPU's options change speed a lot and not in one direction: on a 2-core AVX-512
-machine, library (YNN) fusion of dots roughly halves convolution time but makes a
-plain MLP step ~9% slower (benchmarks/train_step.py, benchmarks/nn_ops.py). The rule:
-a CPU cluster containing an op whose record sets `xla_cpu_library_fusion` (the
-convolutions) is compiled with library dot fusion; every other cluster with XLA's
-defaults. A session's `ConfigProto(compiler_options={...})` is applied last and wins;
-a value of None removes an option the rule chose.
+XLA:CPU's options change speed a lot and not in one direction. Measured on this
+project's 2-core AVX2 machine (benchmarks/nn_ops.py): library (YNN) dot fusion makes
+a 3x3 64->64 conv's forward+backward ~7x faster (272 vs 1780 ms) but its forward
+alone ~1.4x slower (90 vs 65 ms), and depthwise conv slower; on an AVX-512 machine it
+halved conv forward time while slowing a plain MLP step ~9%. No fixed rule is right
+everywhere, so a cluster containing an op marked `xla_cpu_library_fusion` (the
+convolutions) is compiled both ways and the faster executable is kept after a few
+timed runs (`Autotuner`). Other clusters use XLA's defaults.
+
+A session's `ConfigProto(compiler_options={...})` is applied on top and wins; setting
+the library-fusion key yourself (a value, or None to remove it) turns autotuning off.
 """
 
 from __future__ import annotations
 
-LIBRARY_DOT_FUSION = {"xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT"}
+import time
+
+import jax
+
+LIBRARY_FUSION_KEY = "xla_cpu_experimental_ynn_fusion_type"
+LIBRARY_DOT_FUSION = {LIBRARY_FUSION_KEY: "LIBRARY_FUSION_TYPE_DOT"}
 
 
-def choose(ops, device, user_options=None) -> dict:
-    options = {}
-    if device.platform == "cpu" and any(op.op_def.xla_cpu_library_fusion for op in ops):
-        options.update(LIBRARY_DOT_FUSION)
+def _apply_user(options, user_options):
+    options = dict(options)
     for key, value in (user_options or {}).items():
         if value is None:
             options.pop(key, None)
         else:
             options[key] = value
     return options
+
+
+def candidates(ops, device, user_options=None) -> list:
+    """Option sets worth trying for a cluster, most promising first (one = no tuning)."""
+    user_options = user_options or {}
+    wants_library = device.platform == "cpu" and any(op.op_def.xla_cpu_library_fusion
+                                                    for op in ops)
+    if not wants_library or LIBRARY_FUSION_KEY in user_options:
+        return [_apply_user({}, user_options)]
+    return [_apply_user(LIBRARY_DOT_FUSION, user_options), _apply_user({}, user_options)]
+
+
+class Autotuner:
+    """Calls candidate executables in turn for a few runs, then keeps the fastest.
+
+    Runs 1-2 compile and warm each candidate; runs 3-6 alternate timed calls. The
+    state threaded through runs (variables, PRNG counts) is the same whichever
+    executable computes a step, so tuning changes only speed.
+    """
+
+    WARMUP, TIMED = 1, 2  # calls per candidate
+
+    def __init__(self, jitted, options):
+        self._jitted, self._options = list(jitted), list(options)
+        self._times = [[] for _ in self._jitted]
+        self._calls = 0
+        self.chosen = None
+        self.report = None
+
+    @property
+    def options(self):
+        return self._options[self.chosen] if self.chosen is not None else self._options[0]
+
+    def __call__(self, *args):
+        if self.chosen is not None:
+            return self._jitted[self.chosen](*args)
+        index = self._calls % len(self._jitted)
+        timed = self._calls >= self.WARMUP * len(self._jitted)
+        start = time.perf_counter()
+        outs = self._jitted[index](*args)
+        if timed:
+            jax.block_until_ready(outs)
+            self._times[index].append(time.perf_counter() - start)
+        self._calls += 1
+        if all(len(t) >= self.TIMED for t in self._times):
+            best = [min(t) for t in self._times]
+            self.chosen = best.index(min(best))
+            self.report = [(opts, t) for opts, t in zip(self._options, best)]
+            self._jitted = [self._jitted[self.chosen] if i == self.chosen else None
+                            for i in range(len(self._jitted))]  # free the others
+        return outs
