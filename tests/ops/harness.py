@@ -140,6 +140,24 @@ def run_case(case: Case, seed=0):
                             f"{label}: static shape {t.shape} should be {w_shape}"
 
 
+def numeric_gradient(objective, arrays, i, eps=1e-6):
+    """Central differences of the scalar `objective(*arrays)` with respect to arrays[i].
+
+    Perturbs arrays[i] in place (restoring every element), so pass float64 arrays.
+    """
+    grad = np.zeros(np.shape(arrays[i]), dtype=np.float64)
+    flat = arrays[i].reshape(-1)
+    for j in range(flat.size):
+        orig = flat[j]
+        flat[j] = orig + eps
+        up = objective(*arrays)
+        flat[j] = orig - eps
+        down = objective(*arrays)
+        flat[j] = orig
+        grad.reshape(-1)[j] = (up - down) / (2 * eps)
+    return grad
+
+
 def _float64(dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
@@ -204,15 +222,6 @@ def run_gradient_case(case, seed=1, eps=1e-6, tol=1e-6):
     for i, g in zip(wrt, grads):
         assert g is not None, f"{case}: tf.gradients returned None for input {i}"
         analytic = next(got_iter)
-        numeric = np.zeros_like(arrays[i], dtype=np.float64)
-        flat = arrays[i].reshape(-1)
-        for j in range(flat.size):
-            orig = flat[j]
-            flat[j] = orig + eps
-            up = objective(*arrays)
-            flat[j] = orig - eps
-            down = objective(*arrays)
-            flat[j] = orig
-            numeric.reshape(-1)[j] = (up - down) / (2 * eps)
+        numeric = numeric_gradient(objective, arrays, i, eps)
         np.testing.assert_allclose(analytic, numeric, rtol=tol, atol=tol,
                                    err_msg=f"{case}: gradient of input {i}")

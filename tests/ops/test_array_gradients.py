@@ -8,24 +8,14 @@ import pytest
 
 import tensorflux as tf
 from tests.helpers import run
+from tests.ops.harness import numeric_gradient
 from tensorflux._src.ops.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.sort_ops import top_k
 
 
 def numeric_grad(f, x, eps=1e-6):
     """Central differences of the scalar NumPy function f at x (float64)."""
-    x = np.array(x, np.float64)
-    out = np.zeros_like(x)
-    flat, grad = x.reshape(-1), out.reshape(-1)
-    for j in range(flat.size):
-        orig = flat[j]
-        flat[j] = orig + eps
-        up = f(x)
-        flat[j] = orig - eps
-        down = f(x)
-        flat[j] = orig
-        grad[j] = (up - down) / (2 * eps)
-    return out
+    return numeric_gradient(f, [np.array(x, np.float64)], 0, eps)
 
 
 def check_gradient(build, expect, x, unknown_dims=False, seed=0):

@@ -11,6 +11,7 @@ import pytest
 import scipy.special
 
 import tensorflux as tf
+from tests.ops.harness import numeric_gradient
 from tensorflux._src.ops import registry
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, all_ops, register
@@ -254,19 +255,7 @@ def test_complex_gradient_is_conjugate_direction():
 
 # -- unknown dimensions: the gradient is built from tf.shape and folds at compile time -------
 def _numeric_grad(expect, arrays, i, weights, eps=1e-6):
-    def objective():
-        return float(np.sum(weights * expect(*arrays)))
-    out = np.zeros_like(arrays[i])
-    flat = arrays[i].reshape(-1)
-    for j in range(flat.size):
-        orig = flat[j]
-        flat[j] = orig + eps
-        up = objective()
-        flat[j] = orig - eps
-        down = objective()
-        flat[j] = orig
-        out.reshape(-1)[j] = (up - down) / (2 * eps)
-    return out
+    return numeric_gradient(lambda *xs: float(np.sum(weights * expect(*xs))), arrays, i, eps)
 
 
 UNKNOWN_DIM_CASES = [

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
+from tests.ops.harness import numeric_gradient
 from tests.ops.cases_nn import (np_batch_norm_infer, np_batch_norm_train,
                                 np_batch_norm_train_backward, np_embedding, np_lrn,
                                 np_lrn_backward)
@@ -24,18 +25,7 @@ def _run(fetches, feeds=None):
 
 
 def _numeric_grad(objective, arrays, i, eps=1e-6):
-    arrays = [np.array(a, np.float64) for a in arrays]
-    grad = np.zeros_like(arrays[i])
-    flat = arrays[i].reshape(-1)
-    for j in range(flat.size):
-        orig = flat[j]
-        flat[j] = orig + eps
-        up = objective(*arrays)
-        flat[j] = orig - eps
-        down = objective(*arrays)
-        flat[j] = orig
-        grad.reshape(-1)[j] = (up - down) / (2 * eps)
-    return grad
+    return numeric_gradient(objective, [np.array(a, np.float64) for a in arrays], i, eps)
 
 
 def check_gradients(build, objective, arrays, wrt, tol=2e-3):

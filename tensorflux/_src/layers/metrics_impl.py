@@ -74,6 +74,23 @@ def _remove_squeezable_dimensions(predictions, labels, weights):
 
 
 # -- means ------------------------------------------------------------------------------------
+def _streaming_mean(total, count, added, values, num_values, metrics_collections,
+                    updates_collections):
+    """(total / count, update_op) after adding `added` to total and num_values to count."""
+    update_total_op = state_ops.assign_add(total, added)
+    with _graph.control_dependencies([values]):
+        update_count_op = state_ops.assign_add(count, num_values)
+
+    def compute_mean(_, t, c):
+        return math_ops.div_no_nan(t, math_ops.maximum(c, 0.0), name="value")
+
+    mean_t = _aggregate(metrics_collections, compute_mean, total, count)
+    update_op = math_ops.div_no_nan(update_total_op, math_ops.maximum(update_count_op, 0.0),
+                                    name="update_op")
+    _add_update(updates_collections, update_op)
+    return mean_t, update_op
+
+
 def mean(values, weights=None, metrics_collections=None, updates_collections=None,
          name=None):
     """The (weighted) mean of all values seen: total / count."""
@@ -88,19 +105,8 @@ def mean(values, weights=None, metrics_collections=None, updates_collections=Non
             weights = weights_util.broadcast_weights(math_ops.cast(weights, _F32), values)
             values = math_ops.multiply(values, weights)
             num_values = reduce_ops.reduce_sum(weights)
-        update_total_op = state_ops.assign_add(total, reduce_ops.reduce_sum(values))
-        with _graph.control_dependencies([values]):
-            update_count_op = state_ops.assign_add(count, num_values)
-
-        def compute_mean(_, t, c):
-            return math_ops.div_no_nan(t, math_ops.maximum(c, 0.0), name="value")
-
-        mean_t = _aggregate(metrics_collections, compute_mean, total, count)
-        update_op = math_ops.div_no_nan(update_total_op,
-                                        math_ops.maximum(update_count_op, 0.0),
-                                        name="update_op")
-        _add_update(updates_collections, update_op)
-        return mean_t, update_op
+        return _streaming_mean(total, count, reduce_ops.reduce_sum(values), values, num_values,
+                               metrics_collections, updates_collections)
 
 
 def accuracy(labels, predictions, weights=None, metrics_collections=None,
@@ -157,19 +163,8 @@ def mean_tensor(values, weights=None, metrics_collections=None, updates_collecti
             weights = weights_util.broadcast_weights(math_ops.cast(weights, _F32), values)
             values = math_ops.multiply(values, weights)
             num_values = math_ops.multiply(num_values, weights)
-        update_total_op = state_ops.assign_add(total, values)
-        with _graph.control_dependencies([values]):
-            update_count_op = state_ops.assign_add(count, num_values)
-
-        def compute_mean(_, t, c):
-            return math_ops.div_no_nan(t, math_ops.maximum(c, 0.0), name="value")
-
-        mean_t = _aggregate(metrics_collections, compute_mean, total, count)
-        update_op = math_ops.div_no_nan(update_total_op,
-                                        math_ops.maximum(update_count_op, 0.0),
-                                        name="update_op")
-        _add_update(updates_collections, update_op)
-        return mean_t, update_op
+        return _streaming_mean(total, count, values, values, num_values, metrics_collections,
+                               updates_collections)
 
 
 def mean_relative_error(labels, predictions, normalizer, weights=None,
