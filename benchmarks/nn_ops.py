@@ -25,8 +25,8 @@ import tensorflux as tf
 
 
 def _time_ms(fn, repeats):
-    fn()
-    fn()
+    for _ in range(12):  # compile, and let the compiler-option autotuner settle
+        fn()
     samples = []
     for _ in range(repeats):
         start = time.perf_counter()

@@ -46,12 +46,13 @@ def candidates(ops, device, user_options=None) -> list:
 class Autotuner:
     """Calls candidate executables in turn for a few runs, then keeps the fastest.
 
-    Runs 1-2 compile and warm each candidate; runs 3-6 alternate timed calls. The
-    state threaded through runs (variables, PRNG counts) is the same whichever
-    executable computes a step, so tuning changes only speed.
+    The first runs compile and warm each candidate (twice: a first execution also pays
+    for page faults), then timed calls alternate; the minimum time per candidate
+    decides. The state threaded through runs (variables, PRNG counts) is the same
+    whichever executable computes a step, so tuning changes only speed.
     """
 
-    WARMUP, TIMED = 1, 2  # calls per candidate
+    WARMUP, TIMED = 2, 3  # calls per candidate
 
     def __init__(self, jitted, options):
         self._jitted, self._options = list(jitted), list(options)
