@@ -206,7 +206,7 @@ def measure(model, impl, steps):
     base = _rss_mb("VmRSS")
     run = build(model, impl)
     first_loss = float(run())
-    for _ in range(3):
+    for _ in range(11):  # compile, and let tensorflux's compiler-option autotuner settle
         run()
     _reset_peak()
     steady = _rss_mb("VmRSS")
