@@ -56,7 +56,9 @@ from tensorflux._src.runtime.config import (  # noqa: F401
 from tensorflux._src.runtime.default_session import get_default_session  # noqa: F401
 from tensorflux._src.runtime.session import InteractiveSession, Session  # noqa: F401
 
-from tensorflux import layers, losses, metrics, nn, regularizers, train  # noqa: E402,F401
+from tensorflux import (  # noqa: E402,F401
+    layers, losses, math, metrics, nn, random, regularizers, train,
+)
 
 __version__ = "0.1.0"
 
