@@ -46,6 +46,17 @@ def _is_static(value):
     return not isinstance(value, jax.core.Tracer)
 
 
+def _check_nd_indices(indices, limits, target):
+    """TF's CPU error for statically known index rows outside `limits` (gather/scatter_nd)."""
+    k = indices.shape[-1]
+    rows = np.reshape(indices, (-1, k))
+    bad = np.flatnonzero(((rows < 0) | (rows >= limits)).any(axis=1))
+    if bad.size:
+        raise kernel_error(f"indices{_index_str(indices.shape[:-1], bad[0])} = "
+                           f"[{', '.join(str(int(v)) for v in rows[bad[0]])}] does not "
+                           f"index into {target}")
+
+
 # -- GatherV2 -------------------------------------------------------------------------------
 def _gather_shape(op):
     params_t, indices_t, axis_t = op.inputs
@@ -187,12 +198,7 @@ def _gather_nd_lower(params, indices):
         return jnp.broadcast_to(params, outer + params.shape)
     limits = np.array(params.shape[:k])
     if _is_static(indices):
-        rows = np.reshape(indices, (-1, k))
-        bad = np.flatnonzero(((rows < 0) | (rows >= limits)).any(axis=1))
-        if bad.size:
-            raise kernel_error(f"indices{_index_str(outer, bad[0])} = "
-                               f"[{', '.join(str(int(v)) for v in rows[bad[0]])}] does not "
-                               f"index into param shape {dims_str(params.shape)}")
+        _check_nd_indices(indices, limits, f"param shape {dims_str(params.shape)}")
     clipped = jnp.clip(indices, 0, np.maximum(limits - 1, 0))
     # (outer..., params.shape[k:]...); jnp, as params may be a numpy constant
     out = jnp.asarray(params)[tuple(jnp.moveaxis(clipped, -1, 0))]
@@ -251,12 +257,7 @@ def _scatter_nd_lower(indices, updates, shape):
     k = indices.shape[-1]
     limits = np.array(dims[:k], dtype=np.int64)
     if _is_static(indices):
-        rows = np.reshape(indices, (-1, k))
-        bad = np.flatnonzero(((rows < 0) | (rows >= limits)).any(axis=1))
-        if bad.size:
-            raise kernel_error(f"indices{_index_str(indices.shape[:-1], bad[0])} = "
-                               f"[{', '.join(str(int(v)) for v in rows[bad[0]])}] does not "
-                               f"index into shape {dims_str(dims)}")
+        _check_nd_indices(indices, limits, f"shape {dims_str(dims)}")
     # Negative indices would wrap in JAX; make them out of range so they are dropped.
     safe = jnp.where(indices < 0, limits.astype(indices.dtype), indices)
     out = jnp.zeros(dims, updates.dtype)
