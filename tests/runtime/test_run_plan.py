@@ -91,3 +91,37 @@ def test_compiled_math_interleaved_with_unique_py_func_and_an_assert():
         sess.run(total, {x: [1.0, 2.0, 1.0, 3.0]}, run_metadata=metadata)
     kinds = [d.kind for d in metadata.step_stats.dev_stats]
     assert kinds == ["xla:cluster_0", "host", "xla:cluster_1", "host", "xla:cluster_2"]
+
+
+def test_pure_work_waits_for_the_last_cluster_instead_of_splitting_one():
+    x = tf.placeholder(tf.float32, [None], name="x")
+    scaled = tf.multiply(x, 3.0, name="scaled")  # needed only by the fetch: runs late
+    noise = tf.random_uniform([], seed=1, name="noise")  # likewise; its stream is per op
+    idx = where_indices(x > 1.0)  # host, on the feed
+    total = tf.add(tf.reduce_sum(tf.cast(idx, tf.float32)), noise, name="total")
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        got_scaled, got_total = sess.run([scaled, total], {x: [2.0, 0.0, 5.0]},
+                                         run_metadata=metadata)
+    np.testing.assert_allclose(got_scaled, [6.0, 0.0, 15.0])
+    assert 2.0 <= got_total < 3.0  # indices 0 and 2, plus a draw in [0, 1)
+    # Greater must run before Where; the rest goes with the sum after it.
+    assert metadata.run_plan[0] == "cluster_0 on cpu: Greater"
+    assert metadata.run_plan[1] == "host: Where (Where)"
+    assert len(metadata.run_plan) == 3
+    assert all(name in metadata.run_plan[2] for name in ("scaled", "noise", "total"))
+
+
+def test_variable_updates_stay_before_the_host_step_that_follows_them():
+    v = tf.Variable(1.0)
+    bump = tf.assign_add(v, 1.0)
+    x = tf.placeholder(tf.float32, [None])
+    idx = where_indices(x > 0.0)  # host, unrelated to v
+    with tf.control_dependencies([bump]):
+        seen = tf.py_func(lambda i: np.float32(len(i)), [idx], tf.float32)
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run(seen, {x: [1.0, -1.0]}, run_metadata=metadata) == 1.0
+        assert sess.run(v) == 2.0
+    assert metadata.run_plan[0].startswith("cluster_0") and "AssignAdd" in metadata.run_plan[0]

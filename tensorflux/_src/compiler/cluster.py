@@ -47,6 +47,7 @@ class Cluster:
         # per distinct value of them.
         self.static_positions = ()
         self._variants = {}
+        self._batched = None
         self.jitted = self._build({})
 
     def _build(self, static_inputs):
@@ -57,6 +58,8 @@ class Cluster:
         run_graph = _graph_function(self.ops, self.exports, traced_inputs, self._const_args,
                                     static, self._canonical, self.state, self.random_ops,
                                     self._stats, self.effects)
+        if not static_inputs:
+            self._run_graph = run_graph
         # A variable read at its start value and then overwritten by the run has a dead
         # input buffer: donating it lets XLA update the variable in place.
         first_var_arg = len(traced_inputs)
@@ -103,6 +106,30 @@ class Cluster:
         plan = self.state
         return not (plan.start_vars or plan.checked_vars or plan.written_vars
                     or self.random_ops or self.static_positions)
+
+    @property
+    def is_batchable(self):
+        """Pure once traced (no variables, checks or host callbacks; see `call_batched`)."""
+        plan, collector = self.state, self.effects
+        return not (plan.start_vars or plan.checked_vars or plan.written_vars
+                    or self.static_positions or collector.checks or collector.emits
+                    or collector.uses_callbacks)
+
+    def call_batched(self, stacked_args, session_state, count):
+        """Runs the cluster for `count` sets of inputs at once (`stacked_args`: each input's
+        values stacked on a new first axis), as `jax.vmap` of the traced function. Each
+        set draws its own random keys, in order, so the result is what `count` calls of
+        `call` would give. Only for clusters that are `is_batchable` after a first call."""
+        if self._batched is None:
+            axes = (0,) * (len(self.inputs) + (1 if self.random_ops else 0))
+            mapped = jax.vmap(self._run_graph,
+                              in_axes=axes + (None,) * len(self._const_values))
+            self._batched = devices.jit_on(mapped, self.device, self.compiler_options)
+        keys = ()
+        if self.random_ops:
+            keys = (np.stack([session_state.draw_keys(self.random_ops) for _ in range(count)]),)
+        exports, _, _ = self._batched(*stacked_args, *keys, *self._const_values)
+        return exports
 
     def call(self, args, session_state):
         """Runs the cluster on `args` (its inputs' values); returns the export values."""

@@ -161,6 +161,60 @@ class Executable:
             return run_plain
         return None
 
+    def run_batched(self, feed_sets, session_state):
+        """The fetches for several sets of feed values (tf.data's map before batch).
+
+        Host steps run set by set; a compiled cluster ending the plan runs once for all
+        sets, vmapped over a new first axis (each set draws its own random keys, so the
+        values are those of one `run` per set). Returns, per fetch, the sets' values
+        stacked, or their list when shapes differ (the caller's batching reports that).
+        None, with nothing run, when the plan has another form (a cluster before a host
+        step, variables, checks): run the sets one by one then. Call after a first `run`.
+        """
+        steps = self.steps
+        cluster = steps[-1].cluster if steps and isinstance(steps[-1], run_plan.ClusterStep) \
+            else None
+        if len(self.clusters) > (1 if cluster else 0) or (cluster and not cluster.is_batchable):
+            return None
+        static, canonical = self._static, self._canonical
+        envs = []
+        for feeds in feed_sets:
+            env = dict(zip(self._feed_tensors, feeds))
+            for step in self.host_steps:
+                _run_host_step(step.op, env, static, canonical, session_state)
+            envs.append(env)
+        if cluster is not None:
+            args = [[env[t] for env in envs] for t in cluster.inputs]
+            if all(_same_shapes(values) for values in args):
+                outs = cluster.call_batched([np.stack(v) for v in args], session_state,
+                                            len(envs))
+                batched = dict(zip(cluster.exports, outs))
+            else:
+                batched = {}
+                for env in envs:
+                    env.update(zip(cluster.exports,
+                                   cluster.call([env[t] for t in cluster.inputs],
+                                                session_state)))
+        else:
+            batched = {}
+        results = []
+        for kind, where in self._sources:
+            if kind == "step" and where in batched:
+                results.append(np.asarray(batched[where]))
+                continue
+            if kind == "step":
+                values = [np.asarray(env[where]) for env in envs]
+            elif kind == "static":
+                values = [where] * len(envs)
+            else:
+                values = [np.asarray(feeds[where]) for feeds in feed_sets]
+            results.append(np.stack(values) if _same_shapes(values) else values)
+        return results
+
+    @property
+    def host_steps(self):
+        return [s for s in self.steps if isinstance(s, run_plan.HostStep)]
+
     def _run_steps(self, feeds, session_state, on_step=None):
         sources, feed_tensors = self._sources, self._feed_tensors
         static, canonical = self._static, self._canonical
@@ -231,6 +285,11 @@ def _run_host_step(op, env, static, canonical, session_state):
     else:
         outs = lowering.fold_op(op, values, max_elements=None)
     env.update(zip(op.outputs, outs))
+
+
+def _same_shapes(values):
+    first = np.shape(values[0])
+    return all(np.shape(v) == first for v in values)
 
 
 def _to_numpy(value):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorflux._src.data import structure as _structure
-from tensorflux._src.data.dataset_ops import Dataset
+from tensorflux._src.data.dataset_ops import Dataset, groups_of
 from tensorflux._src.framework import errors, tensor_shape
 
 
@@ -14,17 +14,6 @@ def _batched_structure(structure, batch_size, drop_remainder, shapes=None):
     shapes = shapes or [s.shape for s in structure.specs]
     return structure.with_shapes([tensor_shape.TensorShape([static]).concatenate(shape)
                                   for shape in shapes])
-
-
-def _groups(ctx, elements, batch_size, drop_remainder):
-    batch = []
-    for element in elements:
-        batch.append(element)
-        if len(batch) == batch_size:
-            yield batch
-            batch = []
-    if batch and not drop_remainder:
-        yield batch
 
 
 class BatchDataset(Dataset):
@@ -40,19 +29,7 @@ class BatchDataset(Dataset):
     def _iterate(self, ctx):
         batch_size = ctx.int_arg(self._batch_size, "batch_size", minimum=1)
         drop_remainder = bool(ctx.value(self._drop_remainder))
-        for batch in _groups(ctx, self._children[0]._iterate(ctx), batch_size, drop_remainder):
-            yield tuple(_stack(batch, i) for i in range(len(batch[0])))
-
-
-def _stack(batch, component):
-    first = np.shape(batch[0][component])
-    for position, element in enumerate(batch):
-        if np.shape(element[component]) != first:
-            raise errors.InvalidArgumentError(
-                None, None, f"Cannot batch tensors with different shapes in component "
-                f"{component}. First element had shape {list(first)} and element {position} "
-                f"had shape {list(np.shape(element[component]))}.")
-    return np.stack([element[component] for element in batch])
+        yield from self._children[0]._iterate_batches(ctx, batch_size, drop_remainder)
 
 
 class PaddedBatchDataset(Dataset):
@@ -84,7 +61,7 @@ class PaddedBatchDataset(Dataset):
     def _iterate(self, ctx):
         batch_size = ctx.int_arg(self._batch_size, "batch_size", minimum=1)
         drop_remainder = bool(ctx.value(self._drop_remainder))
-        for batch in _groups(ctx, self._children[0]._iterate(ctx), batch_size, drop_remainder):
+        for batch in groups_of(self._children[0]._iterate(ctx), batch_size, drop_remainder):
             yield tuple(self._pad(batch, i) for i in range(len(batch[0])))
 
     def _pad(self, batch, component):

@@ -37,6 +37,12 @@ class Dataset(_structure.HasStructure):
         """A generator of elements (tuples of arrays, flat) for one pass."""
         raise NotImplementedError
 
+    def _iterate_batches(self, ctx, batch_size, drop_remainder):
+        """`batch`'s input: groups of `batch_size` elements, each component stacked.
+        A node that can make a whole group at once (map) overrides this."""
+        for group in groups_of(self._iterate(ctx), batch_size, drop_remainder):
+            yield tuple(stack_batch([e[i] for e in group], i) for i in range(len(group[0])))
+
     def _inputs(self):
         """Every graph tensor iteration needs, in a stable order without repeats."""
         found = {}
@@ -238,6 +244,32 @@ class IterationContext:
         for closer in reversed(closers):
             closer()
 
+
+
+def groups_of(elements, size, drop_remainder):
+    """Lists of `size` consecutive elements; the shorter last one unless dropped."""
+    group = []
+    for element in elements:
+        group.append(element)
+        if len(group) == size:
+            yield group
+            group = []
+    if group and not drop_remainder:
+        yield group
+
+
+def stack_batch(values, component):
+    """One component of a batch: the elements' values stacked (already stacked: as is)."""
+    if isinstance(values, np.ndarray):
+        return values
+    first = np.shape(values[0])
+    for position, value in enumerate(values):
+        if np.shape(value) != first:
+            raise errors.InvalidArgumentError(
+                None, None, f"Cannot batch tensors with different shapes in component "
+                f"{component}. First element had shape {list(first)} and element {position} "
+                f"had shape {list(np.shape(value))}.")
+    return np.stack(values)
 
 
 def pass_rng(seeds, ctx, *extra):

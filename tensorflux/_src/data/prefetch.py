@@ -3,12 +3,27 @@ the next batch overlaps with the training step that consumes the current one."""
 
 from __future__ import annotations
 
+import atexit
 import queue
 import threading
 
 from tensorflux._src.data.dataset_ops import AUTOTUNE, Dataset
 
 _END = object()
+
+# Producer threads still running, as (stop event, thread). A daemon thread that is
+# inside a compiled call when the interpreter tears down aborts the process, so they
+# are stopped and joined at exit, while the interpreter is still whole.
+_running = set()
+
+
+@atexit.register
+def _stop_producers():
+    producers = list(_running)
+    for stop, _ in producers:
+        stop.set()
+    for _, thread in producers:
+        thread.join(timeout=10)
 
 
 class PrefetchDataset(Dataset):
@@ -38,8 +53,11 @@ class PrefetchDataset(Dataset):
                 _put(ready, (_END, exc), stop)
             finally:
                 source.close()
+                _running.discard(producer)
 
         thread = threading.Thread(target=produce, name="tf.data.prefetch", daemon=True)
+        producer = (stop, thread)
+        _running.add(producer)
         ctx.on_close(stop.set)
         thread.start()
         try:

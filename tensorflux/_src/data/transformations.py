@@ -7,7 +7,8 @@ import collections
 import concurrent.futures
 import itertools
 
-from tensorflux._src.data.dataset_ops import AUTOTUNE, Dataset, pass_rng
+from tensorflux._src.data.dataset_ops import (AUTOTUNE, Dataset, groups_of, pass_rng,
+                                              stack_batch)
 from tensorflux._src.data.functions import StructuredFunction
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors, random_seed
@@ -30,7 +31,10 @@ def _parallelism(num_parallel_calls):
 
 class MapDataset(Dataset):
     """`map_func` applied to each element; with num_parallel_calls > 1 several elements
-    are computed at once in threads, and the output order stays the input order."""
+    are computed at once in threads, and the output order stays the input order.
+
+    Followed by `batch` (TF fuses the two as well), a whole group of elements goes
+    through the function at once: see `BoundFunction.call_batch`."""
 
     def __init__(self, input_dataset, map_func, num_parallel_calls=None):
         self._children = (input_dataset,)
@@ -41,18 +45,27 @@ class MapDataset(Dataset):
 
     def _iterate(self, ctx):
         function = ctx.function(self._function)
-        elements = self._children[0]._iterate(ctx)
+        yield from self._in_order(ctx, function, self._children[0]._iterate(ctx))
+
+    def _iterate_batches(self, ctx, batch_size, drop_remainder):
+        function = ctx.function(self._function)
+        groups = groups_of(self._children[0]._iterate(ctx), batch_size, drop_remainder)
+        for batch in self._in_order(ctx, function.call_batch, groups):
+            yield tuple(stack_batch(values, i) for i, values in enumerate(batch))
+
+    def _in_order(self, ctx, compute, items):
+        """`compute(item)` for each item, up to `num_parallel_calls` at once, in order."""
         if self._parallelism == 1:
-            for element in elements:
-                yield function(element)
+            for item in items:
+                yield compute(item)
             return
         pool = concurrent.futures.ThreadPoolExecutor(self._parallelism,
                                                      thread_name_prefix="tf.data.map")
         ctx.on_close(lambda: pool.shutdown(wait=False, cancel_futures=True))
         pending = collections.deque()
         try:
-            for element in elements:
-                pending.append(pool.submit(function, element))
+            for item in items:
+                pending.append(pool.submit(compute, item))
                 if len(pending) >= 2 * self._parallelism:
                     yield pending.popleft().result()
             while pending:

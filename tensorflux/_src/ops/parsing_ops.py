@@ -24,6 +24,7 @@ None of these ops is differentiable.
 from __future__ import annotations
 
 import collections
+import math
 import re
 
 import numpy as np
@@ -246,12 +247,12 @@ def _dense_value(key, dtype, shape, default, feature, record: _Record):
                                     f"type: {dtype._tf_name}")
     array, count, word = _values_array(kind, values), len(values), _VALUES_WORD[kind]
     if not _is_varlen(shape):
-        if count != int(np.prod(dims)):
+        if count != math.prod(dims):
             raise record.key_error(key, f"{_cant_parse(record)}Number of {word} values != "
                                         f"expected.  Values size: {count} but output shape: "
                                         f"{_shape_text(dims)}")
         return array.reshape(dims)
-    stride = int(np.prod(dims[1:]))
+    stride = math.prod(dims[1:])
     if (count % stride if stride else count):
         raise record.key_error(key, f"{_cant_parse(record)}Number of {word} values is not a "
                                     f"multiple of stride length. Saw {count} values but output "

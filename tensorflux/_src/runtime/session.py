@@ -106,6 +106,14 @@ class BaseSession:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         feed_key, feed_values = self._convert_feeds(feed_dict)
+        run = self._run_for(fetches, feed_key)
+        if run_metadata is not None:
+            values = run.executable.run_traced(feed_values, self._state, run_metadata)
+            return run.rebuild(values)
+        return run.rebuild(run.executable.run(feed_values, self._state))
+
+    def _run_for(self, fetches, feed_key):
+        """The cached run for this fetch structure and these feeds (names and shapes)."""
         version = self._graph._version
         if version != self._runs_version:
             self._runs.clear()  # keys of older versions can never match again
@@ -119,10 +127,23 @@ class BaseSession:
             run = self._prepare(fetches, feed_key)
             if key is not None:
                 self._runs[key] = run
-        if run_metadata is not None:
-            values = run.executable.run_traced(feed_values, self._state, run_metadata)
-            return run.rebuild(values)
-        return run.rebuild(run.executable.run(feed_values, self._state))
+        return run
+
+    def _run_batched(self, fetches, feed_sets):
+        """For tf.data's map before batch: `run(fetches, feeds)` for each feed dict of
+        `feed_sets` at once (see `Executable.run_batched`); per fetch, the values stacked
+        (or listed, where shapes differ). `fetches` is a flat list of tensors, already run
+        once with feeds of these shapes. None when the sets cannot share one plan."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        converted = [self._convert_feeds(feeds) for feeds in feed_sets]
+        feed_key = converted[0][0]
+        if any(key != feed_key for key, _ in converted):
+            return None
+        executable = self._run_for(fetches, feed_key).executable
+        if executable.run == executable._first_run:
+            return None
+        return executable.run_batched([values for _, values in converted], self._state)
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function running `fetches` with positional values for `feed_list`."""
