@@ -45,6 +45,7 @@ from tensorflux._src.ops.linalg_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.reduce_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.slicing_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sort_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.sequence_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.segment_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.graph_keys import GraphKeys  # noqa: F401
 from tensorflux._src.train.variables import *  # noqa: F401,F403
@@ -64,6 +65,13 @@ from tensorflux._src.runtime.config import (  # noqa: F401
 )
 from tensorflux._src.runtime.default_session import get_default_session  # noqa: F401
 from tensorflux._src.runtime.session import InteractiveSession, Session  # noqa: F401
+from tensorflux._src.queues.data_flow_ops import (  # noqa: F401
+    FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue,
+)
+from tensorflux._src.io.readers import (  # noqa: F401
+    FixedLengthRecordReader, IdentityReader, ReaderBase, TextLineReader, TFRecordReader,
+    WholeFileReader, read_file, write_file,
+)
 
 from tensorflux._src.io.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,
@@ -74,9 +82,18 @@ from tensorflux import (  # noqa: E402,F401
 )
 from tensorflux import image  # noqa: E402,F401
 from tensorflux import data  # noqa: E402,F401
+from tensorflux import queue  # noqa: E402,F401
 
 __version__ = "0.1.0"
 
 __all__ = sorted(name for name in dir() if not name.startswith("_"))
 
 from tensorflux import compat  # noqa: E402,F401  (mirrors __all__, so comes last)
+
+
+def __getattr__(name):
+    # `tf.contrib` is imported on first use, so `import tensorflux` does not load it.
+    if name == "contrib":
+        import importlib
+        return importlib.import_module("tensorflux.contrib")
+    raise AttributeError(f"module 'tensorflux' has no attribute {name!r}")

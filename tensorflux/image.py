@@ -17,6 +17,7 @@ from tensorflux._src.ops.image_ops import (  # noqa: F401
     random_flip_up_down, resize_image_with_crop_or_pad, rot90, total_variation,
     transpose_image,
 )
+from tensorflux._src.ops.image_nms import non_max_suppression  # noqa: F401
 from tensorflux._src.ops.image_resize import (  # noqa: F401
     ResizeMethod, resize_area, resize_bicubic, resize_bilinear, resize_image_with_pad,
     resize_images, resize_nearest_neighbor,

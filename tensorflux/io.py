@@ -7,3 +7,7 @@ from tensorflux._src.ops.parsing_ops import (  # noqa: F401
     FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, decode_raw, parse_example,
     parse_single_example, parse_tensor, serialize_tensor,
 )
+from tensorflux._src.io.readers import read_file, write_file  # noqa: F401
+from tensorflux._src.queues.data_flow_ops import (  # noqa: F401
+    FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue,
+)

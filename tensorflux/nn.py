@@ -5,3 +5,5 @@ from tensorflux._src.ops.math_ops import sigmoid, tanh  # noqa: F401
 from tensorflux._src.ops.nn_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.pool_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sort_ops import top_k  # noqa: F401
+from tensorflux._src.ops.rnn import *  # noqa: F401,F403
+from tensorflux import _nn_rnn_cell as rnn_cell  # noqa: F401,E402

@@ -23,3 +23,10 @@ from tensorflux._src.io.example_proto import (  # noqa: F401
     BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List,
     SequenceExample,
 )
+from tensorflux._src.queues.queue_runner import (  # noqa: F401
+    QueueRunner, add_queue_runner, start_queue_runners,
+)
+from tensorflux._src.queues.input import (  # noqa: F401
+    batch, batch_join, input_producer, limit_epochs, range_input_producer, shuffle_batch,
+    shuffle_batch_join, slice_input_producer, string_input_producer,
+)

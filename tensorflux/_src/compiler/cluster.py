@@ -48,6 +48,7 @@ class Cluster:
         self.static_positions = ()
         self._variants = {}
         self._batched = None
+        self._called = False  # see call()
         self.jitted = self._build({})
 
     def _build(self, static_inputs):
@@ -132,7 +133,21 @@ class Cluster:
         return exports
 
     def call(self, args, session_state):
-        """Runs the cluster on `args` (its inputs' values); returns the export values."""
+        """Runs the cluster on `args` (its inputs' values); returns the export values.
+
+        Runs may come from several threads (queue runners): a first call (it traces,
+        filling this cluster's effects collector) and any call touching variables
+        (another thread could be donating a buffer this one reads) hold the session's
+        lock; other calls run concurrently."""
+        plan = self.state
+        if not self._called or plan.start_vars or plan.written_vars or plan.checked_vars:
+            with session_state.variables_lock:
+                exports = self._call(args, session_state)
+            self._called = True
+            return exports
+        return self._call(args, session_state)
+
+    def _call(self, args, session_state):
         plan, store = self.state, session_state.variables
         try:
             starts = [store[v] for v in plan.start_vars]
@@ -152,7 +167,7 @@ class Cluster:
             if self.static_positions or not positions:
                 raise
             self.static_positions = positions
-            return self.call(args, session_state)
+            return self._call(args, session_state)
         collector = self.effects
         failure = (collector.first_failure(check_outputs)
                    if check_outputs or collector.uses_callbacks else None)
@@ -246,7 +261,7 @@ def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, r
                     new_values = lowering.lower_writer(op, values, refs)
                     for ref, value in zip(refs, new_values):
                         written[(op, state.variable_of(ref))] = value
-                    env[op.outputs[0]] = new_values[0]
+                    env[op.outputs[0]] = lowering.writer_output(new_values, refs)
                 else:
                     env.update(zip(op.outputs, lowering.lower_op(op, values)))
         finals = [written[(plan.final_writer[v], v)] for v in plan.written_vars]

@@ -179,7 +179,7 @@ def evaluate_body(body, params, captures, refs, key, result_indices=None):
                 new_values = lowering.lower_writer(op, values, written)
                 for ref, value in zip(written, new_values):
                     refs[state.variable_of(ref)] = value
-                env[op.outputs[0]] = new_values[0]
+                env[op.outputs[0]] = lowering.writer_output(new_values, written)
             else:
                 env.update(zip(op.outputs, lowering.lower_op(op, values)))
     return [env[body.results[i]] for i in indices], refs

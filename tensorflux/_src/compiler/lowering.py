@@ -132,12 +132,20 @@ def lower_writer(op, inputs, written_refs):
         raise _with_node(op, e) from None
     except Exception as e:  # noqa: BLE001
         raise _invalid_argument(op, e) from e
-    values = tuple(out) if len(written_refs) > 1 else (out,)
+    # A writer whose output is not its ref (CountUpTo returns the old value) returns
+    # (new ref values..., output); the output then comes last in the returned list.
+    extra = 0 if op.op_def.output_args[0].is_ref else 1
+    values = tuple(out) if len(written_refs) + extra > 1 else (out,)
     checked = []
     for ref, value in zip(written_refs, values):
         want = np.dtype(ref.dtype.as_numpy_dtype)
         checked.append(value if value.dtype == want else value.astype(want))
-    return checked
+    return checked + list(values[len(written_refs):])
+
+
+def writer_output(new_values, written_refs):
+    """Output 0 of a writer op, from what `lower_writer` returned."""
+    return new_values[-1] if len(new_values) > len(written_refs) else new_values[0]
 
 
 def run_host_kernel(op, inputs, session_state=None):

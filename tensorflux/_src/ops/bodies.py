@@ -20,6 +20,8 @@ construction: everything else is a capture and runs before the construct.
 
 from __future__ import annotations
 
+import contextlib
+
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_shape import as_shape
 from tensorflux._src.ops.op_builder import apply_op
@@ -123,6 +125,18 @@ class Body:
         raise ValueError(f"Cannot use '{tensor.op.name}' as input to '{consumer.name}' "
                          f"because '{tensor.op.name}' is in {place}. Return it from the "
                          f"{self.kind} instead.")
+
+
+@contextlib.contextmanager
+def outside_bodies(graph):
+    """Ops created here belong to no body (TF1's init_scope leaves control-flow contexts):
+    a variable first used inside a loop body is created, and initialized, outside it."""
+    saved = list(graph._body_stack)
+    del graph._body_stack[:]
+    try:
+        yield
+    finally:
+        graph._body_stack[:] = saved
 
 
 def body_bundle(bodies):

@@ -26,7 +26,10 @@ __all__ = ["scan", "map_fn", "foldl", "foldr"]
 
 def _lower_scan(op, values, ref_values, key):
     body, n_acc, n_elems = op._attrs["body"], op._attrs["n_acc"], op._attrs["n_elems"]
-    mode = op._attrs["mode"]  # "scan": stack every accumulator; "fold": the last; "map"
+    # "scan": stack every accumulator; "fold": the last; "map"; "loop" (dynamic_rnn): the
+    # body returns the accumulators then per-step outputs, the op the final accumulators
+    # then the stacked outputs.
+    mode = op._attrs["mode"]
     accs = [jnp.asarray(v, dtype=p.dtype.base_dtype.as_numpy_dtype)
             for v, p in zip(values[:n_acc], body.params)]
     elems = [jnp.asarray(v) for v in values[n_acc:n_acc + n_elems]]
@@ -46,12 +49,14 @@ def _lower_scan(op, values, ref_values, key):
                                                   ref_env, step_key)
         outs = functional.cast_like(outs, body.results)
         new_acc = outs[:n_acc] if mode != "map" else []
-        stacked = outs if mode in ("map", "scan") else []
+        stacked = outs if mode in ("map", "scan") else outs[n_acc:] if mode == "loop" else []
         return (new_acc, [new_refs[v] for v in written]), stacked
 
     (acc, final_refs), stacked = jax.lax.scan(
         step, (accs, written_start), (elems, jnp.arange(length, dtype=jnp.int32)),
         reverse=op._attrs["reverse"])
+    if mode == "loop":
+        return list(acc) + list(stacked), final_refs
     return (acc if mode == "fold" else stacked), final_refs
 
 

@@ -13,7 +13,7 @@ from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 
 __all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add",
-           "scatter_sub", "is_variable_initialized"]
+           "scatter_sub", "is_variable_initialized", "count_up_to"]
 
 register(OpDef(
     "VariableV2",
@@ -157,3 +157,27 @@ def scatter_sub(ref, indices, updates, use_locking=False, name=None):
 def is_variable_initialized(variable):
     """A bool tensor: whether `variable` has been assigned a value in the Session."""
     return apply_op("IsVariableInitialized", ref=_ref(variable))
+
+
+def _count_up_to(ref, limit):
+    # Fails the run with TF's OutOfRangeError once the variable reached `limit`; the
+    # failed run keeps the variable as it was (see compiler/effects.py).
+    from tensorflux._src.compiler import effects
+    from tensorflux._src.framework import errors
+    effects.check(ref < limit, f"Reached limit of {limit}", error=errors.OutOfRangeError)
+    return ref + 1, ref  # (new value of ref, output: the value before the increment)
+
+
+register(OpDef(
+    "CountUpTo",
+    inputs=("ref: Ref(T)",), outputs=("output: T",),
+    attrs={"T": _dtypes.INDEX, "limit": REQUIRED},
+    shape=lambda op: op.inputs[0].shape, lower=_count_up_to, writes=("ref",),
+    not_differentiable=True,
+))
+
+
+def count_up_to(ref, limit, name=None):
+    """Increments `ref` until it reaches `limit`; returns its value before the increment.
+    The run that would pass `limit` fails with OutOfRangeError."""
+    return apply_op("CountUpTo", name=name, ref=_ref(ref), limit=int(limit))

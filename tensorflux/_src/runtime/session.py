@@ -34,6 +34,13 @@ class SessionState:
         # Dataset functions run one Session from several threads: drawing keys is the
         # one read-modify-write they share.
         self._random_lock = threading.Lock()
+        # Set first thing in close(): a run still going in another thread must not
+        # create resources (queues) that nothing would ever close.
+        self.closed = False
+        # Runs may come from several threads (queue runners): a compiled call that
+        # reads or writes variables holds this, so no thread reads a buffer another
+        # one is donating.
+        self.variables_lock = threading.RLock()
 
     def draw_keys(self, random_ops):
         """(seed, seed2, count) rows for this run's random ops; advances their counts."""
@@ -41,6 +48,7 @@ class SessionState:
             return self._draw_keys(random_ops)
 
     def close(self):
+        self.closed = True
         resources, self.resources = self.resources, {}
         for resource in resources.values():
             resource.close()

@@ -16,6 +16,7 @@ from tensorflux._src.framework.tensor_conversion import (
     convert_to_tensor, register_tensor_conversion_function,
 )
 from tensorflux._src.ops import array_ops, control_ops, state_ops
+from tensorflux._src.ops.bodies import outside_bodies
 
 __all__ = [
     "Variable", "VariableV1", "global_variables", "all_variables", "trainable_variables",
@@ -48,8 +49,13 @@ class Variable:
         self._constraint = constraint
         self._caching_device = caching_device
         init_from_fn = callable(initial_value)
-        with _graph.name_scope(name, "Variable",
-                               [] if init_from_fn else [initial_value]) as scope:
+        # As TF1's init_scope: a variable is created outside any control-dependency
+        # context, so `with tf.control_dependencies(update_ops): opt.minimize(...)` does
+        # not make its initializer (the global step's, a slot's) wait for those updates.
+        # It also leaves control-flow bodies: a cell's weights made inside a loop body.
+        with outside_bodies(_graph.get_default_graph()), _graph.control_dependencies(
+                None), _graph.name_scope(
+                name, "Variable", [] if init_from_fn else [initial_value]) as scope:
             if init_from_fn:
                 with _graph.name_scope("Initializer"):
                     initial_value = initial_value()
