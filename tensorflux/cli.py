@@ -1,9 +1,10 @@
-"""The `tensorflux` command: `tensorflux train` and `tensorflux eval`.
+"""The `tensorflux` command: `tensorflux train`, `tensorflux eval` and `tensorflux bench`.
 
     tensorflux train                      # LeNet-style CNN on the built-in digits
     tensorflux train --dataset iris       # an MLP on a built-in table
     tensorflux train --dataset ~/mnist    # a directory of MNIST IDX or CIFAR-10 files
     tensorflux eval --logdir runs/lenet-digits
+    tensorflux bench --model resnet50 --batch-sizes 8,16 --image-size 64 --compare
 
 Mistakes (bad options, missing files, a run directory of another model) are reported as
 one line on stderr with exit status 2; nothing is printed as a traceback.
@@ -30,7 +31,8 @@ def _parser():
                     "TensorBoard logs and a learning-curve plot under --logdir. Running "
                     "the same command again resumes from the latest checkpoint.")
     train.add_argument("--model", help="auto (lenet for images, mlp for tables), lenet, "
-                                       "mlp or linear (default: auto)")
+                                       "mlp, linear, or a model-zoo image classifier "
+                                       "such as resnet20 (default: auto)")
     train.add_argument("--dataset", help=DATASETS_HELP)
     train.add_argument("--epochs", type=int, help="total epochs to train (default: 25)")
     train.add_argument("--batch-size", type=int, help="examples per step (default: 64)")
@@ -51,6 +53,35 @@ def _parser():
     evaluate.add_argument("--dataset", help="evaluate on other data of the same shape")
     evaluate.add_argument("--split", default="test",
                           help="train, validation, test or all (default: test)")
+
+    bench = commands.add_parser(
+        "bench", help="time a zoo model's training step (images/sec)",
+        description="Time a zoo image classifier's training step (forward, cross-entropy, "
+                    "Momentum) on synthetic data per batch size and precision; write "
+                    "bench.json and bench.png under --output.")
+    bench.add_argument("--model", help="an image classifier from tensorflux.models "
+                                       "(default: resnet50)")
+    bench.add_argument("--batch-sizes", help="comma-separated batch sizes (default: 32,64)")
+    bench.add_argument("--precision", help="float32, bfloat16 (mixed: float32 weights, "
+                                           "bfloat16 compute) or both (default: float32)")
+    bench.add_argument("--warmup", type=int, help="untimed steps first (default: 12)")
+    bench.add_argument("--steps", type=int, help="steps per timed window (default: 10)")
+    bench.add_argument("--windows", type=int,
+                       help="timed windows; the median is reported (default: 3)")
+    bench.add_argument("--image-size", type=int,
+                       help="square input size (default: the model's, e.g. 224)")
+    bench.add_argument("--real-data", action="store_true", default=None,
+                       help="also time a tf.data pipeline over the built-in digits")
+    bench.add_argument("--price-per-hour", type=float,
+                       help="machine price, to report the cost per million images")
+    bench.add_argument("--time-to-accuracy", type=float, metavar="TARGET",
+                       help="also train on the digits (32x32x3) until this test accuracy")
+    bench.add_argument("--max-epochs", type=int,
+                       help="epochs allowed for --time-to-accuracy (default: 10)")
+    bench.add_argument("--compare", action="store_true", default=None,
+                       help="also time the same model written in JAX")
+    bench.add_argument("--output", help="where bench.json and bench.png go "
+                                        "(default: runs/bench-<model>)")
     return parser
 
 
@@ -70,6 +101,9 @@ def main(argv=None):
         from tensorflux._src.cli import eval_job, train_job
         if args.command == "train":
             train_job.train(**options)
+        elif args.command == "bench":
+            from tensorflux._src.cli import bench_job
+            bench_job.bench(**options)
         else:
             eval_job.evaluate(**options)
     except KeyboardInterrupt:

@@ -2,7 +2,8 @@
 
 Each takes a batch of inputs, the number of classes and a `training` boolean tensor
 (batch norm and dropout read it) and returns logits. "auto" picks the CNN for images
-and the MLP for tables.
+and the MLP for tables. The image classifiers of the model zoo (`tensorflux.models`,
+e.g. resnet20) are accepted too.
 """
 
 from __future__ import annotations
@@ -45,14 +46,28 @@ def linear(inputs, num_classes, training):
 MODELS = {"lenet": lenet, "mlp": mlp, "linear": linear}
 
 
+def _zoo_classifiers() -> list:
+    from tensorflux import models
+    return [n for n in models.names() if models.get(n).kind == "image_classifier"]
+
+
 def resolve(name: str, data_kind: str) -> str:
     if name == "auto":
         return "lenet" if data_kind == "image" else "mlp"
-    if name not in MODELS:
+    if name in MODELS:
+        return name
+    zoo = _zoo_classifiers()
+    if name not in zoo:
         raise UsageError(f"--model {name!r} is unknown; choose one of "
-                         f"auto, {', '.join(MODELS)}")
+                         f"auto, {', '.join(MODELS)} or a zoo image classifier "
+                         f"({', '.join(zoo)})")
+    if data_kind != "image":
+        raise UsageError(f"--model {name} needs images; use --model mlp for tables")
     return name
 
 
 def build(name, inputs, num_classes, training):
-    return MODELS[name](inputs, num_classes, training)
+    if name in MODELS:
+        return MODELS[name](inputs, num_classes, training)
+    from tensorflux import models
+    return models.build(name, inputs, num_classes=num_classes, training=training)

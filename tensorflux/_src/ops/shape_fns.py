@@ -76,7 +76,13 @@ def _static(tensor, cache, depth):
         value = np.array(op.inputs[0].shape.ndims, np.int32)
     elif (depth < 64 and op.op_def.lower is not None and not op.op_def.stateful
           and op.type not in ("Placeholder", "PlaceholderWithDefault")):
-        inputs = [_static(t, cache, depth + 1) for t in op.inputs]
+        # Stop at the first input that is not static: walking the others would visit
+        # up to 64 levels of graph per call (building transformer_base took a minute).
+        inputs = []
+        for t in op.inputs:
+            inputs.append(_static(t, cache, depth + 1))
+            if inputs[-1] is None:
+                break
         if all(v is not None for v in inputs) and sum(v.size for v in inputs) <= 4096:
             from tensorflux._src.compiler import lowering
             try:

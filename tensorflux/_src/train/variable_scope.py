@@ -80,17 +80,23 @@ class VariableScope:
 
     def get_variable(self, name, shape=None, dtype=None, initializer=None, regularizer=None,
                      reuse=None, trainable=None, collections=None, validate_shape=True,
-                     constraint=None, **unused):
+                     constraint=None, custom_getter=None, **unused):
         full_name = f"{self._name}/{name}" if self._name else name
         reuse = self._reuse if reuse is None else (reuse or self._reuse)
+        options = dict(
+            shape=shape, dtype=dtype or self._dtype,
+            initializer=initializer if initializer is not None else self._initializer,
+            regularizer=regularizer if regularizer is not None else self._regularizer,
+            reuse=reuse, trainable=True if trainable is None else trainable,
+            collections=collections, validate_shape=validate_shape,
+            constraint=constraint if constraint is not None else self._constraint)
+        custom_getter = custom_getter if custom_getter is not None else self._custom_getter
         with _graph.name_scope(None):  # variable names ignore the current name scope
-            return _store().get(
-                full_name, shape=shape, dtype=dtype or self._dtype,
-                initializer=initializer if initializer is not None else self._initializer,
-                regularizer=regularizer if regularizer is not None else self._regularizer,
-                reuse=reuse, trainable=True if trainable is None else trainable,
-                collections=collections, validate_shape=validate_shape,
-                constraint=constraint if constraint is not None else self._constraint)
+            if custom_getter is None:
+                return _true_getter(full_name, **options)
+            # As TF1: the getter gets the real one and the full name, and may return
+            # anything (a cast of the variable, for mixed precision).
+            return custom_getter(getter=_true_getter, name=full_name, **options)
 
 
 class _VariableStore:
@@ -167,6 +173,16 @@ class _VariableStore:
                         validate_shape=validate_shape, dtype=dtype_arg, constraint=constraint)
 
 
+def _true_getter(name, shape=None, dtype=_dtypes.float32, initializer=None, regularizer=None,
+                 reuse=None, trainable=True, collections=None, validate_shape=True,
+                 constraint=None, **unused):
+    """What a custom getter calls to get or create the variable itself."""
+    return _store().get(name, shape=shape, dtype=dtype, initializer=initializer,
+                        regularizer=regularizer, reuse=reuse, trainable=trainable,
+                        collections=collections, validate_shape=validate_shape,
+                        constraint=constraint)
+
+
 def _store() -> _VariableStore:
     graph = _graph.get_default_graph()
     store = getattr(graph, "_variable_store", None)
@@ -187,7 +203,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     return get_variable_scope().get_variable(
         name, shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
         trainable=trainable, collections=collections, validate_shape=validate_shape,
-        constraint=constraint)
+        constraint=constraint, custom_getter=custom_getter)
 
 
 def get_local_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,
@@ -242,7 +258,7 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
                 regularizer=regularizer if regularizer is not None else base.regularizer,
                 caching_device=caching_device or base.caching_device,
                 partitioner=partitioner or base.partitioner,
-                custom_getter=custom_getter or base.custom_getter,
+                custom_getter=_compose_getters(custom_getter, base.custom_getter),
                 name_scope=name_scope if not isinstance(name_or_scope, VariableScope)
                 else name_or_scope.original_name_scope,
                 dtype=dtype if dtype is not None else base.dtype,
@@ -269,3 +285,11 @@ def _unique_scope_name(store, parent_name, default_name):
         i += 1
         name = f"{default_name}_{i}"
     return name
+
+
+def _compose_getters(inner, outer):
+    """A nested scope's custom getter runs first and calls its parent's (as TF1)."""
+    if inner is None or outer is None:
+        return inner or outer
+    return lambda getter, *args, **kwargs: inner(
+        lambda *a, **kw: outer(getter, *a, **kw), *args, **kwargs)
