@@ -356,3 +356,18 @@ def test_end_to_end_training_on_digits_sees_every_example_each_epoch():
     time.sleep(0.05)
     stray = [t for t in threading.enumerate() if t not in before and t.is_alive()]
     assert not stray, stray
+
+
+def test_monitored_training_session_starts_and_joins_queue_runners():
+    values = np.arange(10, dtype=np.int64)
+    (item,) = tf.train.slice_input_producer([values], num_epochs=3, shuffle=False)
+    batch = tf.train.batch([item], batch_size=4, allow_smaller_final_batch=True)
+    before = set(threading.enumerate())
+    seen = []
+    # No start_queue_runners call: the monitored session starts them, as in TF1.
+    with tf.train.MonitoredTrainingSession() as sess:
+        while not sess.should_stop():
+            seen.extend(sess.run(batch).tolist())
+    assert seen == values.tolist() * 3
+    time.sleep(0.1)
+    assert not [t for t in threading.enumerate() if t not in before and t.is_alive()]

@@ -42,6 +42,7 @@ class Cluster:
         written = set(self.state.written_vars)
         self.donated = [v for v in self.state.start_vars if v in written]
         self.device = devices.device_for_ops(ops)
+        self.replicas = devices.replicas_for_ops(ops)  # SPMD over a mesh, or None
         self._options_tried = options.candidates(ops, self.device, compiler_options)
         # Inputs compiled in as constants (see _compile_time_inputs), and one executable
         # per distinct value of them.
@@ -66,7 +67,8 @@ class Cluster:
         first_var_arg = len(traced_inputs)
         donate = tuple(first_var_arg + i for i, v in enumerate(self.state.start_vars)
                        if v in self.donated)
-        jitted = [devices.jit_on(run_graph, self.device, opts, donate)
+        jitted = [devices.jit_on(run_graph, self.device, opts, donate, self.replicas,
+                                 data_args=len(traced_inputs))
                   for opts in self._options_tried]
         self._stats.executables += 1
         return jitted[0] if len(jitted) == 1 else options.Autotuner(jitted, self._options_tried)
@@ -128,7 +130,7 @@ class Cluster:
             self._batched = devices.jit_on(mapped, self.device, self.compiler_options)
         keys = ()
         if self.random_ops:
-            keys = (np.stack([session_state.draw_keys(self.random_ops) for _ in range(count)]),)
+            keys = (session_state.draw_keys(self.random_ops, times=count),)
         exports, _, _ = self._batched(*stacked_args, *keys, *self._const_values)
         return exports
 

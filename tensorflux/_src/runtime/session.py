@@ -42,10 +42,14 @@ class SessionState:
         # one is donating.
         self.variables_lock = threading.RLock()
 
-    def draw_keys(self, random_ops):
-        """(seed, seed2, count) rows for this run's random ops; advances their counts."""
+    def draw_keys(self, random_ops, times=None):
+        """(seed, seed2, count) rows for this run's random ops; advances their counts.
+        With `times`, that many consecutive runs' rows at once, stacked (a group of
+        dataset elements), drawn under one lock so no other thread's run interleaves."""
         with self._random_lock:
-            return self._draw_keys(random_ops)
+            if times is None:
+                return self._draw_keys(random_ops)
+            return np.stack([self._draw_keys(random_ops) for _ in range(times)])
 
     def close(self):
         self.closed = True
@@ -203,6 +207,8 @@ class BaseSession:
                 raise ValueError(f"Tensor {tensor} may not be fed.")
         from tensorflux._src.compiler.passes import prune
         needed = prune(fetch_tensors, target_ops, set(feed_tensors))
+        if not self._config.allow_soft_placement:
+            devices.check_placement(needed)
         signature = (tuple((op._id, len(op._control_inputs)) for op in needed),
                      tuple(fetch_tensors), tuple(target_ops), feed_key)
         executable = self._executables.get(signature)

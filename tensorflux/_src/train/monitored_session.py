@@ -156,6 +156,9 @@ class MonitoredSession:
         self._sess = self._creator.create_session()
         self._coord = Coordinator()
         self._stop_grace_period_secs = stop_grace_period_secs
+        # As TF1's coordinated session: the graph's queue runners start with the session
+        # and are stopped and joined when it closes.
+        self._runner_threads = _start_queue_runners(self._sess, self._coord)
         for hook in self._hooks:
             hook.after_create_session(self._sess, self._coord)
         self._should_stop = False
@@ -208,7 +211,13 @@ class MonitoredSession:
         finally:
             self._coord.request_stop()
             self._closed = True
-            self._sess.close()
+            try:
+                if self._runner_threads:
+                    self._coord.join(self._runner_threads,
+                                     stop_grace_period_secs=self._stop_grace_period_secs,
+                                     ignore_live_threads=True)
+            finally:
+                self._sess.close()
 
     def __enter__(self):
         return self
@@ -220,6 +229,13 @@ class MonitoredSession:
                                                           StopIteration))
         self._close(run_hooks_end=clean)
         return exc_type is not None and clean
+
+
+def _start_queue_runners(sess, coord):
+    from tensorflux._src.queues.queue_runner import start_queue_runners
+    if not sess.graph.get_collection(GraphKeys.QUEUE_RUNNERS):
+        return []
+    return start_queue_runners(sess, coord)
 
 
 class _StepContext:
