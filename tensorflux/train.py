@@ -30,3 +30,7 @@ from tensorflux._src.queues.input import (  # noqa: F401
     batch, batch_join, input_producer, limit_epochs, range_input_producer, shuffle_batch,
     shuffle_batch_join, slice_input_producer, string_input_producer,
 )
+from tensorflux._src.train.server_lib import (  # noqa: F401
+    ClusterDef, ClusterSpec, JobDef, Server, ServerDef,
+)
+from tensorflux._src.train.device_setter import replica_device_setter  # noqa: F401

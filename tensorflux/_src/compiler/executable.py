@@ -106,7 +106,10 @@ class Executable:
                 lines.append(f"host: {step.op.name} ({step.op.type})")
             else:
                 names = ", ".join(op.name for op in step.ops)
-                lines.append(f"cluster_{n} on {step.cluster.device.platform}: {names}")
+                where = step.cluster.device.platform
+                if step.cluster.replicas is not None:
+                    where += f" x{step.cluster.replicas.num_replicas} replicas (SPMD)"
+                lines.append(f"cluster_{n} on {where}: {names}")
                 n += 1
         return lines
 

@@ -1,0 +1,11 @@
+"""`tf.distribute`: training on several devices and tasks.
+
+Replicas on one host (`MirroredStrategy`, `replicate`): one compiled training step,
+sharded as SPMD over a device mesh (see `mirrored_strategy.py`). The TF1 cluster
+surface (`Server`, `cluster_resolver`) describes multi-task jobs; `tf.train` has
+`ClusterSpec`, `Server` and `replica_device_setter`.
+"""
+
+from tensorflux.distribute import cluster_resolver  # noqa: F401
+from tensorflux.distribute.mirrored_strategy import MirroredStrategy, replicate  # noqa: F401
+from tensorflux._src.train.server_lib import Server  # noqa: F401
