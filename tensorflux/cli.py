@@ -1,10 +1,12 @@
-"""The `tensorflux` command: `tensorflux train`, `tensorflux eval` and `tensorflux bench`.
+"""The `tensorflux` command: `tensorflux train`, `eval`, `bench`, `export` and `serve`.
 
     tensorflux train                      # LeNet-style CNN on the built-in digits
     tensorflux train --dataset iris       # an MLP on a built-in table
     tensorflux train --dataset ~/mnist    # a directory of MNIST IDX or CIFAR-10 files
     tensorflux eval --logdir runs/lenet-digits
     tensorflux bench --model resnet50 --batch-sizes 8,16 --image-size 64 --compare
+    tensorflux export --logdir runs/lenet-digits --export_dir exports/digits
+    tensorflux serve --model_name digits --model_base_path exports/digits --port 8501
 
 Mistakes (bad options, missing files, a run directory of another model) are reported as
 one line on stderr with exit status 2; nothing is printed as a traceback.
@@ -82,7 +84,61 @@ def _parser():
                        help="also time the same model written in JAX")
     bench.add_argument("--output", help="where bench.json and bench.png go "
                                         "(default: runs/bench-<model>)")
+
+    export = commands.add_parser(
+        "export", help="export a training run's latest checkpoint as a SavedModel",
+        description="Export the latest checkpoint of a training run as a SavedModel "
+                    "(predict and classify signatures) into DIR/VERSION, the layout "
+                    "TensorFlow Serving and `tensorflux serve` load.")
+    export.add_argument("--logdir", required=True, help="the training run directory")
+    export.add_argument("--export_dir", "--export-dir", dest="export_dir", required=True,
+                        help="the model's base directory; versions go in subdirectories")
+    export.add_argument("--version", dest="export_version", type=int, metavar="N",
+                        help="the version number (default: the checkpoint's global step)")
+
+    serve = commands.add_parser(
+        "serve", help="serve exported models over TensorFlow Serving's REST API",
+        description="Serve SavedModel versions (integer subdirectories of the base path) "
+                    "over TensorFlow Serving's REST API (/v1/models/NAME:predict, "
+                    ":classify, :regress, status and metadata), with "
+                    "tensorflow_model_server's flags. New versions are loaded as they "
+                    "appear. There is no gRPC endpoint.")
+    serve.add_argument("--model_name", help="the model's name in URLs (default: default)")
+    serve.add_argument("--model_base_path", help="directory of the model's version "
+                                                 "subdirectories (1/, 2/, ...)")
+    serve.add_argument("--port", type=int, help="port of the REST API when "
+                                                "--rest_api_port is not set (default: 8500)")
+    serve.add_argument("--rest_api_port", type=int,
+                       help="port of the REST API (0 or unset: use --port)")
+    serve.add_argument("--model_config_file", help="a ModelServerConfig text proto "
+                                                   "(model_config_list) to serve many models")
+    serve.add_argument("--enable_batching", nargs="?", const=True, default=False,
+                       type=_flag_bool, metavar="BOOL",
+                       help="merge concurrent requests into batched runs")
+    serve.add_argument("--batching_parameters_file",
+                       help="BatchingParameters text proto (or JSON): max_batch_size, "
+                            "batch_timeout_micros, max_enqueued_batches, "
+                            "num_batch_threads, allowed_batch_sizes")
+    serve.add_argument("--model_version_policy",
+                       help="latest, latest:N, all or specific:1,2 (default: latest)")
+    serve.add_argument("--file_system_poll_wait_seconds", type=float,
+                       help="seconds between scans for new versions; 0 scans once "
+                            "(default: 1)")
+    serve.add_argument("--rest_api_num_threads", type=int,
+                       help="threads running unbatched requests (default: 4 per CPU)")
+    serve.add_argument("--host", help="address to listen on (default: 0.0.0.0)")
+    serve.add_argument("--max_request_bytes", type=int,
+                       help="largest request body accepted (default: 64 MiB)")
     return parser
+
+
+def _flag_bool(text):
+    value = text.strip().lower()
+    if value in ("1", "true", "yes"):
+        return True
+    if value in ("0", "false", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
 def _version():
@@ -101,9 +157,17 @@ def main(argv=None):
         from tensorflux._src.cli import eval_job, train_job
         if args.command == "train":
             train_job.train(**options)
+        elif args.command == "export":
+            from tensorflux._src.cli import export_job
+            path = export_job.export_run(options["logdir"], options["export_dir"],
+                                         options["export_version"])
+            print(f"exported {path}")
         elif args.command == "bench":
             from tensorflux._src.cli import bench_job
             bench_job.bench(**options)
+        elif args.command == "serve":
+            from tensorflux._src.cli import serve_job
+            serve_job.serve(**options)
         else:
             eval_job.evaluate(**options)
     except KeyboardInterrupt:

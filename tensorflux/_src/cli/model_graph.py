@@ -26,11 +26,21 @@ EVAL_BATCH = 1000  # large batches evaluate fast; bounded so big test sets fit i
 class ClassifierGraph:
     """Placeholders in, per-batch loss sum and correct count out."""
 
-    def __init__(self, model, input_shape, num_classes, seed=None):
+    def __init__(self, model, input_shape, num_classes, seed=None, examples_key=None):
+        """`examples_key` (for exports): `inputs` defaults to the float feature of that
+        name parsed from `examples`, serialized tf.Examples; feeding `inputs` skips it.
+        It adds no variables, so checkpoints restore either way."""
         self.graph = tf.Graph()
         with self.graph.as_default():
             tf.set_random_seed(seed)  # before any op: initializers take their seeds from it
-            self.inputs = tf.placeholder(tf.float32, [None, *input_shape], name="inputs")
+            if examples_key is None:
+                self.inputs = tf.placeholder(tf.float32, [None, *input_shape], name="inputs")
+            else:
+                self.examples = tf.placeholder(tf.string, [None], name="tf_example")
+                parsed = tf.parse_example(self.examples, {examples_key: tf.FixedLenFeature(
+                    list(input_shape), tf.float32)})[examples_key]
+                self.inputs = tf.placeholder_with_default(parsed, [None, *input_shape],
+                                                          name="inputs")
             self.labels = tf.placeholder(tf.int64, [None], name="labels")
             self.training = tf.placeholder_with_default(False, [], name="training")
             self.logits = classifiers.build(model, self.inputs, num_classes, self.training)

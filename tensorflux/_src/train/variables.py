@@ -57,7 +57,8 @@ class Variable:
                 None), _graph.name_scope(
                 name, "Variable", [] if init_from_fn else [initial_value]) as scope:
             if init_from_fn:
-                with _graph.name_scope("Initializer"):
+                # As TF: the initializer's ops get no device (they run where the variable does).
+                with _graph.name_scope("Initializer"), _graph.device(None):
                     initial_value = initial_value()
             self._initial_value = convert_to_tensor(initial_value, name="initial_value",
                                                     dtype=dtype)
@@ -73,8 +74,26 @@ class Variable:
             self._initializer_op = state_ops.assign(
                 self._variable, self._initial_value, validate_shape=validate_shape,
                 name="Assign").op
-            self._snapshot = array_ops.identity(self._variable, name="read")
+            # TF colocates the snapshot with the variable (a ps task under
+            # replica_device_setter), or puts it on caching_device.
+            with _graph.device(None), _graph.device(caching_device or self._variable.device):
+                self._snapshot = array_ops.identity(self._variable, name="read")
         _graph.get_default_graph().add_to_collections(collections, self)
+
+    @classmethod
+    def _from_graph_elements(cls, variable, initializer, snapshot, initial_value,
+                             trainable=True):
+        """A Variable over ops already in a graph (an imported graph's, as TF's
+        `Variable(variable_def=...)`); it adds no ops and joins no collections."""
+        self = cls.__new__(cls)
+        self._trainable = trainable
+        self._constraint = None
+        self._caching_device = None
+        self._initial_value = initial_value
+        self._variable = variable
+        self._initializer_op = initializer
+        self._snapshot = snapshot
+        return self
 
     # -- identity -----------------------------------------------------------------------
     @property

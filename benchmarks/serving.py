@@ -1,0 +1,171 @@
+"""The model server under load: requests/sec and latency, with and without batching.
+
+Trains the digits LeNet for one epoch, exports it, and starts `tensorflux serve` as a
+subprocess on a loopback port, once plain and once with --enable_batching. A load
+generator in this process (aiohttp) keeps `concurrency` predict requests of one image
+each in flight, for at most --requests requests or --seconds seconds per cell, after a
+warm-up that compiles every batch size. Reported per cell: requests/sec, p50 and p99
+latency; the reference is the same server without batching, measured in the same run
+(the batched/plain throughput ratio). Prints a table; writes
+benchmarks/results/serving.json (atomically).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "results", "serving.json")
+BATCHING = """max_batch_size { value: 64 }
+batch_timeout_micros { value: 0 }
+max_enqueued_batches { value: 1000 }
+num_batch_threads { value: 1 }
+allowed_batch_sizes: 1
+allowed_batch_sizes: 8
+allowed_batch_sizes: 16
+allowed_batch_sizes: 32
+allowed_batch_sizes: 64
+"""
+
+
+def _cli(*args):
+    subprocess.run([sys.executable, "-m", "tensorflux", *args], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, base, batching_file=None):
+        self.port = _free_port()
+        args = [sys.executable, "-m", "tensorflux", "serve", "--model_name", "digits",
+                "--model_base_path", base, "--rest_api_port", str(self.port),
+                "--host", "127.0.0.1", "--file_system_poll_wait_seconds", "0"]
+        if batching_file:
+            args += ["--enable_batching", "--batching_parameters_file", batching_file]
+        self.process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        self.url = f"http://127.0.0.1:{self.port}/v1/models/digits"
+
+    def __enter__(self):
+        import urllib.request
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("tensorflux serve exited")
+            try:
+                with urllib.request.urlopen(self.url, timeout=2) as response:
+                    if response.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("tensorflux serve did not come up")
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+async def _load(url, bodies, concurrency, max_requests, max_seconds):
+    import aiohttp
+
+    latencies, errors = [], 0
+    issued = 0
+    start = time.perf_counter()
+    deadline = start + max_seconds
+
+    async def worker(session):
+        nonlocal issued, errors
+        while issued < max_requests and time.perf_counter() < deadline:
+            body = bodies[issued % len(bodies)]
+            issued += 1
+            t0 = time.perf_counter()
+            async with session.post(url, data=body,
+                                    headers={"Content-Type": "application/json"}) as response:
+                await response.read()
+                if response.status != 200:
+                    errors += 1
+            latencies.append(time.perf_counter() - t0)
+
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        await asyncio.gather(*[worker(session) for _ in range(concurrency)])
+    elapsed = time.perf_counter() - start
+    latencies = np.array(latencies) * 1e3
+    return {"requests": len(latencies), "errors": errors, "seconds": round(elapsed, 3),
+            "requests_per_sec": round(len(latencies) / elapsed, 1),
+            "p50_ms": round(float(np.percentile(latencies, 50)), 2),
+            "p99_ms": round(float(np.percentile(latencies, 99)), 2)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", default="1,8,64")
+    parser.add_argument("--requests", type=int, default=2000, help="per cell, at most")
+    parser.add_argument("--seconds", type=float, default=8.0, help="per cell, at most")
+    options = parser.parse_args()
+    levels = [int(c) for c in options.concurrency.split(",")]
+
+    from tensorflux._src.cli import data_source
+    work = tempfile.mkdtemp(prefix="serving-bench-")
+    _cli("train", "--dataset", "digits", "--epochs", "1", "--logdir",
+         os.path.join(work, "run"))
+    base = os.path.join(work, "export")
+    _cli("export", "--logdir", os.path.join(work, "run"), "--export_dir", base, "--version", "1")
+    batching_file = os.path.join(work, "batching.config")
+    with open(batching_file, "w") as f:
+        f.write(BATCHING)
+    data = data_source.load("digits", seed=0)
+    images = np.asarray(data.test.x, np.float32)[:256]
+    bodies = [json.dumps({"instances": [image.tolist()]}).encode() for image in images]
+
+    results = []
+    for mode, config in (("plain", None), ("batching", batching_file)):
+        with Server(base, config) as server:
+            url = server.url + ":predict"
+            asyncio.run(_load(url, bodies, 64, 600, 30))   # warm-up: every batch size
+            for level in levels:
+                cell = asyncio.run(_load(url, bodies, level, options.requests, options.seconds))
+                cell.update(mode=mode, concurrency=level)
+                results.append(cell)
+                print(f"  {mode:9s} c={level:<3d} {cell['requests_per_sec']:8.1f} req/s  "
+                      f"p50 {cell['p50_ms']:7.2f} ms  p99 {cell['p99_ms']:7.2f} ms  "
+                      f"errors {cell['errors']}", flush=True)
+
+    by = {(r["mode"], r["concurrency"]): r for r in results}
+    print(f"\n{'concurrency':>11} | {'plain req/s':>11} {'p50':>7} {'p99':>7} | "
+          f"{'batched req/s':>13} {'p50':>7} {'p99':>7} | {'speedup':>7}")
+    ratios = {}
+    for level in levels:
+        p, b = by["plain", level], by["batching", level]
+        ratios[level] = round(b["requests_per_sec"] / p["requests_per_sec"], 2)
+        print(f"{level:>11} | {p['requests_per_sec']:>11.1f} {p['p50_ms']:>7.2f} "
+              f"{p['p99_ms']:>7.2f} | {b['requests_per_sec']:>13.1f} {b['p50_ms']:>7.2f} "
+              f"{b['p99_ms']:>7.2f} | {ratios[level]:>6.2f}x")
+    record = {"benchmark": "serving", "model": "lenet on digits (1 image per request)",
+              "batching_parameters": BATCHING, "cpu_count": os.cpu_count(),
+              "cells": results, "batched_over_plain": ratios}
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    temporary = RESULTS + ".tmp"
+    with open(temporary, "w") as f:
+        json.dump(record, f, indent=2)
+    os.replace(temporary, RESULTS)
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""SavedModel export and loading (the server lives in tensorflux/serving/)."""

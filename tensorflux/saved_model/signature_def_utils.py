@@ -1,0 +1,6 @@
+"""`tf.saved_model.signature_def_utils`."""
+
+from tensorflux._src.serving.signatures import (  # noqa: F401
+    build_signature_def, classification_signature_def, is_valid_signature,
+    predict_signature_def, regression_signature_def,
+)
