@@ -3,7 +3,8 @@
 Ops (float32, NHWC): conv2d 3x3 64->64 on 128x32x32, depthwise conv 3x3 on the same,
 max-pool 2x2/2, batch norm (training mode), softmax cross-entropy (1024 x 1000).
 Inputs live on the device (tensorflux Variables, JAX device arrays) and each run
-fetches a scalar, so both sides time the op, not host transfers. For conv2d the
+fetches a scalar, so both sides time the op, not host transfers; their samples
+alternate (tensorflux, JAX, tensorflux, ...) so drift in machine speed hits both. For conv2d the
 achieved GFLOP/s is printed next to the machine's nominal fp32 peak (from
 /proc/cpuinfo: cores x GHz x FMA width). Prints a table; writes
 benchmarks/results/nn_ops.json.
@@ -24,15 +25,19 @@ import numpy as np
 import tensorflux as tf
 
 
-def _time_ms(fn, repeats):
+def _time_pair_ms(first, second, repeats):
+    """Median ms of each function, sampled alternately (a, b, a, b, ...): on a machine
+    whose speed drifts, both sides see the same conditions."""
     for _ in range(12):  # compile, and let the compiler-option autotuner settle
-        fn()
-    samples = []
+        first()
+        second()
+    samples = ([], [])
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+        for fn, out in zip((first, second), samples):
+            start = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def nominal_peak_gflops():
@@ -94,20 +99,19 @@ def measure(name, arrays, tf_fn, jax_fn, repeats):
         bwd = tf.add_n([tf.reduce_sum(g) for g in grads])
         sess = tf.Session()
         sess.run(tf.global_variables_initializer())
-        tfx_fwd = _time_ms(lambda: sess.run(fwd), repeats)
-        tfx_bwd = _time_ms(lambda: sess.run(bwd), repeats)
+        dev = [jax.device_put(a) for a in arrays]
+        j_fwd = jax.jit(lambda *a: jnp.sum(jax_fn(*a)))
+
+        def loss(*a):
+            o = jax_fn(*a)
+            return jnp.sum(o * o)
+
+        j_bwd = jax.jit(lambda *a: sum(jnp.sum(g) for g in jax.grad(loss, tuple(diff))(*a)))
+        tfx_fwd, jax_fwd = _time_pair_ms(lambda: sess.run(fwd),
+                                         lambda: np.asarray(j_fwd(*dev)), repeats)
+        tfx_bwd, jax_bwd = _time_pair_ms(lambda: sess.run(bwd),
+                                         lambda: np.asarray(j_bwd(*dev)), repeats)
         sess.close()
-    dev = [jax.device_put(a) for a in arrays]
-    argnums = tuple(diff)
-    j_fwd = jax.jit(lambda *a: jnp.sum(jax_fn(*a)))
-
-    def loss(*a):
-        o = jax_fn(*a)
-        return jnp.sum(o * o)
-
-    j_bwd = jax.jit(lambda *a: sum(jnp.sum(g) for g in jax.grad(loss, argnums)(*a)))
-    jax_fwd = _time_ms(lambda: np.asarray(j_fwd(*dev)), repeats)
-    jax_bwd = _time_ms(lambda: np.asarray(j_bwd(*dev)), repeats)
     return {"op": name, "tensorflux_fwd_ms": tfx_fwd, "jax_fwd_ms": jax_fwd,
             "tensorflux_fwd_bwd_ms": tfx_bwd, "jax_fwd_bwd_ms": jax_bwd}
 
@@ -115,12 +119,16 @@ def measure(name, arrays, tf_fn, jax_fn, repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--only", help="run only the ops whose name contains this text "
+                                       "(the results file is then left as it is)")
     args = parser.parse_args()
     rows = []
     print(f"{'op':24s} {'fwd tfx':>9s} {'fwd jax':>9s} {'ratio':>6s} {'f+b tfx':>9s} "
           f"{'f+b jax':>9s} {'ratio':>6s}")
     for name, arrays, tf_fn, jax_fn, flops in cases(np.random.default_rng(0)):
+        if args.only and args.only not in name:
+            continue
         row = measure(name, arrays, tf_fn, jax_fn, args.repeats)
         row["fwd_ratio"] = row["tensorflux_fwd_ms"] / row["jax_fwd_ms"]
         row["fwd_bwd_ratio"] = row["tensorflux_fwd_bwd_ms"] / row["jax_fwd_bwd_ms"]
@@ -130,6 +138,8 @@ def main():
         print(f"{name:24s} {row['tensorflux_fwd_ms']:9.2f} {row['jax_fwd_ms']:9.2f} "
               f"{row['fwd_ratio']:6.3f} {row['tensorflux_fwd_bwd_ms']:9.2f} "
               f"{row['jax_fwd_bwd_ms']:9.2f} {row['fwd_bwd_ratio']:6.3f}")
+    if args.only:
+        return
     peak = nominal_peak_gflops()
     conv = rows[0]
     print(f"conv2d: {conv['conv_gflops_tensorflux']:.1f} GFLOP/s achieved, nominal fp32 peak "
