@@ -25,18 +25,24 @@ import numpy as np
 import tensorflux as tf
 
 
-def _time_pair_ms(first, second, repeats):
-    """Median ms of each function, sampled alternately (a, b, a, b, ...): on a machine
-    whose speed drifts, both sides see the same conditions."""
+def _time_pair_ms(first, second, repeats, min_sample_ms=20.0):
+    """Median ms per call of each function, sampled alternately (a, b, a, b, ...): on a
+    machine whose speed drifts, both sides see the same conditions. A sample runs
+    enough calls to last `min_sample_ms`, so millisecond ops are not timed one
+    scheduler tick at a time."""
     for _ in range(12):  # compile, and let the compiler-option autotuner settle
         first()
         second()
+    start = time.perf_counter()
+    first()
+    calls = max(1, int(min_sample_ms / 1e3 / max(time.perf_counter() - start, 1e-6)))
     samples = ([], [])
     for _ in range(repeats):
         for fn, out in zip((first, second), samples):
             start = time.perf_counter()
-            fn()
-            out.append((time.perf_counter() - start) * 1e3)
+            for _ in range(calls):
+                fn()
+            out.append((time.perf_counter() - start) * 1e3 / calls)
     return statistics.median(samples[0]), statistics.median(samples[1])
 
 
