@@ -11,16 +11,17 @@ benchmarks/results/control_flow.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
-import time
+import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import tensorflux as tf
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import timing  # noqa: E402  (the benchmarks' shared timing)
 
 STEPS, BATCH, INPUT, HIDDEN, CLASSES = 100, 64, 64, 256, 10
 LEARNING_RATE = 0.01
@@ -91,31 +92,13 @@ def main():
     args = parser.parse_args()
     xs, ys, params = data()
     runners = {"tensorflux": tensorflux_step(xs, ys, params), "jax": jax_step(xs, ys, params)}
-    first = {name: run() for name, run in runners.items()}  # compiles; same start weights
-    if not np.isclose(first["tensorflux"], first["jax"], rtol=1e-4):
-        raise SystemExit(f"the two implementations disagree: {first}")
-    for run in runners.values():  # warm up
-        for _ in range(3):
-            run()
-    windows = {name: [] for name in runners}
-    for _ in range(args.windows):
-        for name, run in runners.items():
-            start = time.perf_counter()
-            for _ in range(args.window):
-                run()
-            windows[name].append((time.perf_counter() - start) * 1e3 / args.window)
-    rows = {name: {"median_ms": statistics.median(t), "min_ms": min(t), "max_ms": max(t)}
-            for name, t in windows.items()}
-    ratio = rows["tensorflux"]["median_ms"] / rows["jax"]["median_ms"]
-    print(f"RNN (tf.scan, {STEPS} steps, hidden {HIDDEN}, batch {BATCH}) training step, "
-          f"first loss {first['tensorflux']:.5f}")
-    print(f"{'impl':12s} {'median ms':>10s} {'min':>8s} {'max':>8s}")
-    for name, row in rows.items():
-        print(f"{name:12s} {row['median_ms']:10.2f} {row['min_ms']:8.2f} {row['max_ms']:8.2f}")
-    print(f"tensorflux / JAX: {ratio:.3f} (target <= 1.10)")
-    os.makedirs(os.path.join(os.path.dirname(__file__), "results"), exist_ok=True)
-    with open(os.path.join(os.path.dirname(__file__), "results", "control_flow.json"), "w") as f:
-        json.dump({"rows": rows, "time_ratio_vs_jax": ratio}, f, indent=2)
+    first, rows = timing.race(runners, args.window, args.windows, warmup=3)
+    title = (f"RNN (tf.scan, {STEPS} steps, hidden {HIDDEN}, batch {BATCH}) training step, "
+             f"first loss {first['tensorflux']:.5f}")
+    ratio = timing.print_rows(title, rows, ratio_target=1.10)
+    results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    timing.write_json_atomically(os.path.join(results, "control_flow.json"),
+                                 {"rows": rows, "time_ratio_vs_jax": ratio})
 
 
 if __name__ == "__main__":

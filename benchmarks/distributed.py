@@ -12,6 +12,15 @@ On a CPU machine forced "devices" share the same cores, so this measures the SPM
 overhead more than a speedup (see the table's note); on N GPUs the same program
 splits the batch over N accelerators. Prints a table and writes JSON
 to benchmarks/results/distributed.json.
+
+A second, short table is model parallelism: an MLP (784-1024-1024-10, batch 256,
+Momentum, colocate_gradients_with_ops) with layer 1 under tf.device('/cpu:0') and the
+rest under tf.device('/cpu:1'), against the same program with every layer on /cpu:0,
+both in one 2-device subprocess. The split run is three clusters per step (layer 1
+forward; layers 2-3 forward, backward and updates; layer 1 backward and updates) with
+activations and gradients copied between devices: on forced host devices that share
+the cores, expect a ratio at or below 1.0; the split only pays when the devices are
+separate accelerators (or a model too big for one).
 """
 
 from __future__ import annotations
@@ -49,6 +58,64 @@ def measure(replicas, steps, windows):
                       "first_loss": first_loss, "last_loss": float(loss)}))
 
 
+def measure_model_parallel(steps, windows):
+    """Runs in a subprocess with 2 forced devices: prints one JSON line."""
+    import numpy as np
+
+    import tensorflux as tf
+
+    def steps_per_sec(first, second):
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf.placeholder(tf.float32, [None, 784])
+            y = tf.placeholder(tf.float32, [None, 10])
+            init = tf.glorot_uniform_initializer(seed=0)
+            with tf.device(first):
+                h = tf.layers.dense(x, 1024, tf.nn.relu, kernel_initializer=init)
+            with tf.device(second):
+                h = tf.layers.dense(h, 1024, tf.nn.relu, kernel_initializer=init)
+                logits = tf.layers.dense(h, 10, kernel_initializer=init)
+                loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(
+                    labels=y, logits=logits))
+            train_op = tf.train.MomentumOptimizer(0.01, 0.9).minimize(
+                loss, colocate_gradients_with_ops=True)
+            start_op = tf.global_variables_initializer()
+        rng = np.random.default_rng(0)
+        feeds = {x: rng.normal(size=(256, 784)).astype(np.float32),
+                 y: np.eye(10, dtype=np.float32)[rng.integers(0, 10, 256)]}
+        with tf.Session(graph=graph) as sess:
+            sess.run(start_op)
+            meta = tf.RunMetadata()
+            sess.run(train_op, feeds, run_metadata=meta)
+            for _ in range(5):
+                sess.run(train_op, feeds)
+            rates = []
+            for _ in range(windows):
+                start = time.perf_counter()
+                for _ in range(steps):  # fetching the loss waits for the step to finish
+                    sess.run([train_op, loss], feeds)
+                rates.append(steps / (time.perf_counter() - start))
+            final = float(sess.run(loss, feeds))
+        return statistics.median(rates), len(meta.run_plan), final
+
+    one, one_clusters, one_loss = steps_per_sec("/cpu:0", "/cpu:0")
+    two, two_clusters, two_loss = steps_per_sec("/cpu:0", "/cpu:1")
+    print(json.dumps({"one_device_steps_per_sec": one, "two_devices_steps_per_sec": two,
+                      "ratio": two / one, "clusters": [one_clusters, two_clusters],
+                      "loss_diff": abs(one_loss - two_loss)}))
+
+
+def run_model_parallel(steps, windows):
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
+               JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--model-parallel",
+                          "--steps", str(steps), "--windows", str(windows)],
+                         capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        raise RuntimeError(f"model parallel run failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def run_all(counts, steps, windows):
     rows = []
     for n in counts:
@@ -74,9 +141,13 @@ def main():
     parser.add_argument("--steps", type=int, default=10, help="steps per timed window")
     parser.add_argument("--windows", type=int, default=3)
     parser.add_argument("--replicas", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--model-parallel", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.replicas:
         measure(args.replicas, args.steps, args.windows)
+        return
+    if args.model_parallel:
+        measure_model_parallel(args.steps, args.windows)
         return
     rows = run_all([int(c) for c in args.counts.split(",")], args.steps, args.windows)
     print(f"small CNN training step, global batch {train_step.CNN_BATCH}, "
@@ -90,13 +161,25 @@ def main():
           "machine's cores, which one device already uses in full (XLA:CPU runs an op on "
           "several threads): the ideal here is speedup 1.0 (efficiency 1/N); the shortfall "
           "is the cost of splitting the step and all-reducing the gradients.")
+    mp = run_model_parallel(args.steps, args.windows)
+    print("\nmodel parallel MLP 784-1024-1024-10, batch 256: layer 1 on cpu:0, the rest "
+          "on cpu:1 (2 forced devices)")
+    print(f"{'placement':>12} {'clusters':>9} {'steps/sec':>10} {'ratio':>6}")
+    print(f"{'1 device':>12} {mp['clusters'][0]:>9} {mp['one_device_steps_per_sec']:>10.1f} "
+          f"{1.0:>6.2f}")
+    print(f"{'2 devices':>12} {mp['clusters'][1]:>9} {mp['two_devices_steps_per_sec']:>10.1f} "
+          f"{mp['ratio']:>6.2f}")
+    print("The layers depend on each other, so the devices take turns (no pipelining "
+          "within one step), and forced host devices share the same cores: the split "
+          "adds dispatches and copies and cannot be faster here; loss difference "
+          f"{mp['loss_diff']:.1e}.")
     os.makedirs(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
                 exist_ok=True)
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                         "distributed.json")
     with open(path + ".tmp", "w") as f:
         json.dump({"model": "cnn", "batch": train_step.CNN_BATCH, "cores": os.cpu_count(),
-                   "rows": rows}, f, indent=2)
+                   "rows": rows, "model_parallel": mp}, f, indent=2)
     os.replace(path + ".tmp", path)
 
 

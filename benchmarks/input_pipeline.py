@@ -121,7 +121,8 @@ def main():
     for name, rate in rows.items():
         print(f"{name:36s} {rate:10.0f} {rate / step_rate:11.2f}")
     print(f"{'CNN training step (the consumer)':36s} {step_rate:10.0f} {1:11.2f}")
-    results = {"pipeline_images_per_sec": rows, "samples": samples, "cnn_step_images_per_sec": step_rate,
+    results = {"pipeline_images_per_sec": rows, "samples": samples,
+               "cnn_step_images_per_sec": step_rate,
                "ratios_vs_step": {k: v / step_rate for k, v in rows.items()},
                "cpu_count": os.cpu_count()}
     out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")

@@ -13,17 +13,17 @@ the same first loss. Prints a table; writes benchmarks/results/rnn.json atomical
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
-import tempfile
-import time
+import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import tensorflux as tf
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import timing  # noqa: E402  (the benchmarks' shared timing)
 
 STEPS, BATCH, INPUT, HIDDEN, CLASSES = 100, 64, 128, 256, 10
 LEARNING_RATE = 0.01
@@ -96,22 +96,6 @@ def jax_step(xs_value, ys_value, params):
     return run
 
 
-def write_json_atomically(path, payload):
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".rnn.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(payload, f, indent=2)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -120,29 +104,11 @@ def main():
     args = parser.parse_args()
     xs, ys, params = data()
     runners = {"tensorflux": tensorflux_step(xs, ys, params), "jax": jax_step(xs, ys, params)}
-    first = {name: run() for name, run in runners.items()}  # compiles; same start weights
-    if not np.isclose(first["tensorflux"], first["jax"], rtol=1e-4):
-        raise SystemExit(f"the two implementations disagree: {first}")
-    for run in runners.values():  # warm up
-        for _ in range(2):
-            run()
-    windows = {name: [] for name in runners}
-    for _ in range(args.windows):
-        for name, run in runners.items():
-            start = time.perf_counter()
-            for _ in range(args.window):
-                run()
-            windows[name].append((time.perf_counter() - start) * 1e3 / args.window)
-    rows = {name: {"median_ms": statistics.median(t), "min_ms": min(t), "max_ms": max(t)}
-            for name, t in windows.items()}
-    ratio = rows["tensorflux"]["median_ms"] / rows["jax"]["median_ms"]
-    print(f"LSTM dynamic_rnn ({STEPS} steps, input {INPUT}, hidden {HIDDEN}, batch {BATCH}) "
-          f"SGD training step, first loss {first['tensorflux']:.5f}")
-    print(f"{'impl':12s} {'median ms':>10s} {'min':>8s} {'max':>8s}")
-    for name, row in rows.items():
-        print(f"{name:12s} {row['median_ms']:10.2f} {row['min_ms']:8.2f} {row['max_ms']:8.2f}")
-    print(f"tensorflux / JAX: {ratio:.3f} (target <= 1.10)")
-    write_json_atomically(
+    first, rows = timing.race(runners, args.window, args.windows, warmup=2)
+    title = (f"LSTM dynamic_rnn ({STEPS} steps, input {INPUT}, hidden {HIDDEN}, "
+             f"batch {BATCH}) SGD training step, first loss {first['tensorflux']:.5f}")
+    ratio = timing.print_rows(title, rows, ratio_target=1.10)
+    timing.write_json_atomically(
         os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "rnn.json"),
         {"model": {"steps": STEPS, "batch": BATCH, "input": INPUT, "hidden": HIDDEN,
                    "classes": CLASSES, "optimizer": "sgd"},

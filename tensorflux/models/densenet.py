@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 
 import tensorflux as tf
+from tensorflux.models._classifier import check_mode, classifier_outputs
 from tensorflux.models.registry import ModelSpec, register, specs
 from tensorflux.regularizers import l2_regularizer
 
@@ -134,27 +135,14 @@ def model_fn(features, labels, mode, params):
     L2 weight decay) outside "infer", and "train_op" (Nesterov momentum SGD, as the
     paper trains) for "train". The train op runs after the batch-norm updates.
     """
-    if mode not in ("train", "eval", "infer"):
-        raise ValueError(f"mode must be 'train', 'eval' or 'infer'; received mode={mode!r}")
+    check_mode(mode)
     spec = specs()[params.get("model", "densenet121")]
     training = mode == "train"
     logits = densenet(features, params.get("config", spec.config),
                       num_classes=params.get("num_classes", spec.num_classes),
                       training=training)
-    out = {"logits": logits, "predictions": tf.argmax(logits, axis=-1)}
-    if mode == "infer":
-        return out
-    cross_entropy = tf.losses.sparse_softmax_cross_entropy(labels, logits)
-    out["loss"] = tf.add(cross_entropy, tf.losses.get_regularization_loss(), name="loss")
-    if training:
-        optimizer = tf.train.MomentumOptimizer(params.get("learning_rate", 0.1),
-                                               params.get("momentum", 0.9),
-                                               use_nesterov=True)
-        # Batch-norm statistics move only when their update ops run: tie them to the step.
-        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
-            out["train_op"] = optimizer.minimize(
-                out["loss"], global_step=tf.train.get_or_create_global_step())
-    return out
+    return classifier_outputs(logits, labels, mode, lambda: tf.train.MomentumOptimizer(
+        params.get("learning_rate", 0.1), params.get("momentum", 0.9), use_nesterov=True))
 
 
 def _register(name, blocks):

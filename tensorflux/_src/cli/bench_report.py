@@ -28,7 +28,7 @@ def results_table(results):
                ("min-max", "right"), ("first step s", "right")]
     optional = [("real data img/s", "real_data_images_per_sec"),
                 ("slowdown", "real_data_slowdown"),
-                ("JAX img/s", "jax_images_per_sec"), ("tfx/JAX", "jax_ratio"),
+                ("JAX img/s", "jax_images_per_sec"), ("time tfx/JAX", "time_ratio_vs_jax"),
                 ("$/M images", "cost_per_million_images")]
     optional = [(title, key) for title, key in optional if any(key in r for r in rows)]
     for title, justify in columns:
@@ -48,7 +48,7 @@ def results_table(results):
 def _cell(key, value):
     if value is None:
         return "-"
-    if key in ("jax_ratio", "real_data_slowdown"):
+    if key in ("time_ratio_vs_jax", "real_data_slowdown"):
         return f"{value:.2f}x"
     if key == "cost_per_million_images":
         return f"${value:,.2f}"
