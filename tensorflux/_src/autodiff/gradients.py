@@ -9,6 +9,8 @@ again (`tf.hessians`).
 
 from __future__ import annotations
 
+import contextlib
+
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Operation, Tensor
@@ -152,8 +154,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         for op in sorted(between, key=lambda o: o._id, reverse=True):
             if op in stop_ops:
                 continue
-            out_grads = [_aggregate(pending.get(t, []), name=f"{op.name}_grad/AddN")
-                         for t in op.outputs]
+            with _colocated_with(op, colocate_gradients_with_ops):
+                out_grads = [_aggregate(pending.get(t, []), name=f"{op.name}_grad/AddN")
+                             for t in op.outputs]
             if all(g is None for g in out_grads):
                 continue
             if not any(_is_backpropagatable(t) for t in op.inputs):
@@ -161,7 +164,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             fn = _gradient_function(op)
             if fn is None:
                 continue
-            with _graph.name_scope(op.name + "_grad"):
+            with _graph.name_scope(op.name + "_grad"), \
+                    _colocated_with(op, colocate_gradients_with_ops):
                 out_grads = [g if g is not None else _zeros_for(t)
                              for g, t in zip(out_grads, op.outputs)]
                 in_grads = _as_list(fn(op, *out_grads))
@@ -175,6 +179,17 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 pending.setdefault(t, []).append(g)
         return [_aggregate(pending.get(x, []), name=None) if pending.get(x) else None
                 for x in xs]
+
+
+@contextlib.contextmanager
+def _colocated_with(op, colocate):
+    """`colocate_gradients_with_ops=True`: an op's gradient ops get its device (model
+    parallelism: the backward pass of a layer runs where its forward pass did)."""
+    if not colocate:
+        yield
+        return
+    with _graph.device(None), _graph.device(op.device):
+        yield
 
 
 def _zeros_for(tensor):

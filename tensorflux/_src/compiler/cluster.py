@@ -5,7 +5,9 @@
     returns: (exports, final values of written variables, effects' flags and data)
 
 Variables are read from and written back to the session's store around the call, so a
-run of several clusters sees each cluster's updates in the next one.
+run of several clusters sees each cluster's updates in the next one. In a run spanning
+several devices (model parallelism) a cluster is given its device, and arguments and
+variables living on another device are copied to it at the call.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class Cluster:
     """Computes `exports` from `inputs` (and the variable store) with one XLA executable."""
 
     def __init__(self, ops, inputs, exports, static, canonical, stats, compiler_options=None,
-                 extra_reads=()):
+                 extra_reads=(), device=None):
         self.ops, self.inputs, self.exports = ops, list(inputs), list(exports)
         self.state = state.plan_state(ops, list(exports) + list(extra_reads))
         self.random_ops = [op for op in ops if functional.needs_key(op)]
@@ -36,13 +38,17 @@ class Cluster:
                              if r in static and static[r].size >= _CONST_ARG_MIN_ELEMENTS
                              and static[r].dtype != object},
                             key=lambda t: (t.op._id, t.value_index))
-        self._const_values = tuple(jax.device_put(static[t]) for t in const_args)
+        self.device = device or devices.device_for_ops(ops)
+        self.replicas = devices.replicas_for_ops(ops)  # SPMD over a mesh, or None
+        # Given a device (the run spans several): values from other devices move here.
+        self._sharding = (jax.sharding.SingleDeviceSharding(self.device)
+                          if device is not None and self.replicas is None else None)
+        self._const_values = tuple(jax.device_put(static[t], self._sharding)
+                                   for t in const_args)
         self._const_args, self._static, self._canonical = const_args, static, canonical
         self._stats, self._user_options = stats, compiler_options
         written = set(self.state.written_vars)
         self.donated = [v for v in self.state.start_vars if v in written]
-        self.device = devices.device_for_ops(ops)
-        self.replicas = devices.replicas_for_ops(ops)  # SPMD over a mesh, or None
         self._options_tried = options.candidates(ops, self.device, compiler_options)
         # Inputs compiled in as constants (see _compile_time_inputs), and one executable
         # per distinct value of them.
@@ -155,6 +161,9 @@ class Cluster:
             starts = [store[v] for v in plan.start_vars]
         except KeyError:
             raise _uninitialized(plan, store) from None
+        if self._sharding is not None:  # Send/Recv: copies of values held elsewhere
+            args = [devices.on_device(a, self._sharding) for a in args]
+            starts = [devices.on_device(a, self._sharding) for a in starts]
         flags = [np.bool_(v in store) for v in plan.checked_vars]
         if self.random_ops:
             flags.append(session_state.draw_keys(self.random_ops))

@@ -74,7 +74,8 @@ class Executable:
                 fetched_vars = [r for r in resolved if r.op in step_ops and
                                 r.op.op_def.is_variable]
                 step.cluster = Cluster(step.ops, inputs, exports, static, canonical, stats,
-                                       compiler_options, extra_reads=fetched_vars)
+                                       compiler_options, extra_reads=fetched_vars,
+                                       device=step.device)
                 self.clusters.append(step.cluster)
         self.traced_ops = [op for c in self.clusters for op in c.ops]
         self.host_ops = [s.op for s in self.steps if isinstance(s, run_plan.HostStep)]
@@ -101,12 +102,16 @@ class Executable:
     def describe(self):
         """The run plan as lines of text: which ops each compiled cluster and host step ran."""
         lines, n = [], 0
+        # Device numbers are shown when the run spans several devices or not the default.
+        numbered = any(c.device != jax.devices()[0] and c.replicas is None
+                       for c in self.clusters)
         for step in self.steps:
             if isinstance(step, run_plan.HostStep):
                 lines.append(f"host: {step.op.name} ({step.op.type})")
             else:
                 names = ", ".join(op.name for op in step.ops)
-                where = step.cluster.device.platform
+                device = step.cluster.device
+                where = f"{device.platform}:{device.id}" if numbered else device.platform
                 if step.cluster.replicas is not None:
                     where += f" x{step.cluster.replicas.num_replicas} replicas (SPMD)"
                 lines.append(f"cluster_{n} on {where}: {names}")

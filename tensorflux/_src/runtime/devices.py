@@ -35,12 +35,28 @@ def jax_device(device_string: str):
     return candidates[index] if index < len(candidates) else default
 
 
+def explicit_device(op):
+    """The JAX device `op` was placed on with a device type (`/cpu:1`, `/gpu:0`), or None
+    (no device, or only job/replica/task: those never pick a device in a local run)."""
+    if not op.device or pydev.parse(op.device).device_type is None:
+        return None
+    return jax_device(op.device)
+
+
 def device_for_ops(ops):
     """The device a compiled cluster runs on: that of its first op with a device."""
     for op in ops:
         if op.device:
             return jax_device(op.device)
     return jax.devices()[0]
+
+
+def on_device(value, sharding):
+    """`value` on `sharding`'s device: device buffers elsewhere are copied there (TF's
+    Send/Recv between devices); host values are left for jit to place."""
+    if isinstance(value, jax.Array) and value.sharding != sharding:
+        return jax.device_put(value, sharding)
+    return value
 
 
 def jit_on(fn, device, compiler_options=None, donate_argnums=(), replicas=None,

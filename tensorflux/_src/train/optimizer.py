@@ -130,7 +130,8 @@ class Optimizer:
         """Creates the slot `var.op.name/var_name`, as TF1's slot_creator names it."""
         by_var = self._slots.setdefault(slot_name, {})
         if var not in by_var:
-            with _graph.name_scope(None):
+            # As TF's slot_creator: the slot lives with its variable (same device).
+            with _graph.name_scope(None), _graph.device(None), _graph.device(var.device):
                 by_var[var] = Variable(
                     lambda: initializer(var.shape.as_list(), dtype=var.dtype.base_dtype),
                     name=f"{var.op.name}/{var_name}", trainable=False,
