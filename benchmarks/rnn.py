@@ -85,15 +85,7 @@ def jax_step(xs_value, ys_value, params):
         loss, grads = jax.value_and_grad(loss_fn)(p, xs, ys)
         return loss, jax.tree_util.tree_map(lambda w, g: w - LEARNING_RATE * g, p, grads)
 
-    step = jax.jit(step, donate_argnums=0)
-    state = {"p": {k: jnp.asarray(v) for k, v in params.items()}}
-    xs, ys = jnp.asarray(xs_value), jnp.asarray(ys_value)
-
-    def run():
-        loss, state["p"] = step(state["p"], xs, ys)
-        return float(loss)
-
-    return run
+    return timing.donating_runner(step, params, xs_value, ys_value)
 
 
 def main():

@@ -36,6 +36,23 @@ def race(runners, window, windows, warmup):
     return first, rows
 
 
+def donating_runner(step, params, xs, ys):
+    """A zero-argument step for `race` from a JAX `step(params, xs, ys) -> (loss,
+    params)`: jitted with the parameters donated (updated in place, as tensorflux's
+    variables are), the data moved to the device once."""
+    import jax
+    import jax.numpy as jnp
+    step = jax.jit(step, donate_argnums=0)
+    state = {"p": {k: jnp.asarray(v) for k, v in params.items()}}
+    xs, ys = jnp.asarray(xs), jnp.asarray(ys)
+
+    def run():
+        loss, state["p"] = step(state["p"], xs, ys)
+        return float(loss)
+
+    return run
+
+
 def print_rows(title, rows, ratio_target):
     print(title)
     print(f"{'impl':12s} {'median ms':>10s} {'min':>8s} {'max':>8s}")
