@@ -153,7 +153,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     options = {k: v for k, v in vars(args).items() if k != "command"}
     try:
-        # Imported here so that `--help` answers without loading JAX.
+        # Imported here so that `--help` does not load the jobs (rich, matplotlib, models).
         from tensorflux._src.cli import eval_job, train_job
         if args.command == "train":
             train_job.train(**options)
