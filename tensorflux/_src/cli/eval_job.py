@@ -33,14 +33,8 @@ def evaluate(logdir=None, checkpoint=None, dataset=None, split="test", model=Non
 
     data = data_source.load(dataset or options["dataset"], seed=options["seed"])
     net = ClassifierGraph(options["model"], data.input_shape, data.num_classes)
-    saver = net.saver()
     with tf.Session(graph=net.graph) as sess:
-        try:
-            saver.restore(sess, checkpoint)
-        except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as exc:
-            raise UsageError(f"cannot restore {checkpoint} into {options['model']} on "
-                             f"{data.name}: {exc.message.splitlines()[0]}") from None
-        step = int(sess.run(net.global_step))
+        step = net.restore(sess, checkpoint, f"{options['model']} on {data.name}")
         results = evaluate_splits(net, sess, data, splits)
     report.results_table(f"{checkpoint} (step {step:,}) on {data.name}",
                          [(name, *values) for name, values in results.items()])

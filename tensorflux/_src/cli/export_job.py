@@ -57,14 +57,8 @@ def export_run(logdir, export_dir, version=None):
             {key: net.inputs}, {"probabilities": probabilities, "classes": classes})
         classify = tf.saved_model.classification_signature_def(
             net.examples, class_table, probabilities)
-    saver = net.saver()
     with tf.Session(graph=net.graph) as sess:
-        try:
-            saver.restore(sess, checkpoint)
-        except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as exc:
-            raise UsageError(f"cannot restore {checkpoint} into {options['model']}: "
-                             f"{exc.message.splitlines()[0]}") from None
-        step = int(sess.run(net.global_step))
+        step = net.restore(sess, checkpoint, options["model"])
         target = os.path.join(export_dir, str(step if version is None else version))
         try:
             builder = tf.saved_model.builder.SavedModelBuilder(target)

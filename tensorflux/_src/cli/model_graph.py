@@ -77,6 +77,16 @@ class ClassifierGraph:
         with self.graph.as_default():
             return tf.train.Saver(max_to_keep=3)
 
+    def restore(self, sess, checkpoint, what):
+        """Restores `checkpoint` into this graph; returns its global step. A checkpoint of
+        another model or shape is a one-line UsageError naming `what` was expected."""
+        try:
+            self.saver().restore(sess, checkpoint)
+        except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as exc:
+            raise UsageError(f"cannot restore {checkpoint} into {what}: "
+                             f"{exc.message.splitlines()[0]}") from None
+        return int(sess.run(self.global_step))
+
     def initializer(self):
         with self.graph.as_default():
             return tf.global_variables_initializer()

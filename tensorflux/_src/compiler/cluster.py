@@ -49,6 +49,8 @@ class Cluster:
         self._stats, self._user_options = stats, compiler_options
         written = set(self.state.written_vars)
         self.donated = [v for v in self.state.start_vars if v in written]
+        self._touches_variables = bool(self.state.start_vars or self.state.written_vars
+                                       or self.state.checked_vars)
         self._options_tried = options.candidates(ops, self.device, compiler_options)
         # Inputs compiled in as constants (see _compile_time_inputs), and one executable
         # per distinct value of them.
@@ -147,8 +149,7 @@ class Cluster:
         filling this cluster's effects collector) and any call touching variables
         (another thread could be donating a buffer this one reads) hold the session's
         lock; other calls run concurrently."""
-        plan = self.state
-        if not self._called or plan.start_vars or plan.written_vars or plan.checked_vars:
+        if not self._called or self._touches_variables:
             with session_state.variables_lock:
                 exports = self._call(args, session_state)
             self._called = True

@@ -188,8 +188,8 @@ class Executable:
         envs = []
         for feeds in feed_sets:
             env = dict(zip(self._feed_tensors, feeds))
-            for step in self.host_steps:
-                _run_host_step(step.op, env, static, canonical, session_state)
+            for op in self.host_ops:
+                _run_host_step(op, env, static, canonical, session_state)
             envs.append(env)
         if cluster is not None:
             args = [[env[t] for env in envs] for t in cluster.inputs]
@@ -218,10 +218,6 @@ class Executable:
                 values = [np.asarray(feeds[where]) for feeds in feed_sets]
             results.append(np.stack(values) if _same_shapes(values) else values)
         return results
-
-    @property
-    def host_steps(self):
-        return [s for s in self.steps if isinstance(s, run_plan.HostStep)]
 
     def _run_steps(self, feeds, session_state, on_step=None):
         sources, feed_tensors = self._sources, self._feed_tensors

@@ -39,22 +39,12 @@ def _check_outputs(op, outs):
         want = np.dtype(tensor.dtype.as_numpy_dtype)
         if value.dtype != want and want != np.object_:
             value = value.astype(want)
-        if not _fits(tensor.shape, value.shape):
+        if not tensor.shape.is_compatible_with(value.shape):
             raise errors.InternalError(
                 None, op, f"Lowering of {op.type} op '{op.name}' produced shape "
                 f"{tuple(value.shape)}, but shape inference gave {tensor.shape}.")
         checked.append(value)
     return checked
-
-
-def _fits(shape, dims) -> bool:
-    """`shape.is_compatible_with(dims)` for a concrete tuple, without building a
-    TensorShape (host kernels run per dataset element, so this is a hot path)."""
-    known = shape._dims
-    if known is None:
-        return True
-    return len(known) == len(dims) and all(
-        d.value is None or d.value == n for d, n in zip(known, dims))
 
 
 def _static_outputs_small(op) -> bool:

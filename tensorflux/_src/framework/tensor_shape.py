@@ -219,6 +219,12 @@ class TensorShape:
 
     # -- compatibility -----------------------------------------------------------
     def is_compatible_with(self, other) -> bool:
+        if type(other) is tuple and self._dims is not None and \
+                all(type(n) is int for n in other):
+            # A concrete array shape (host kernels check every output against shape
+            # inference, per dataset element): compared without building a TensorShape.
+            return len(self._dims) == len(other) and all(
+                d.value is None or d.value == n for d, n in zip(self._dims, other))
         other = as_shape(other)
         if self._dims is None or other._dims is None:
             return True
