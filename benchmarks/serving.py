@@ -121,6 +121,7 @@ def main():
     levels = [int(c) for c in options.concurrency.split(",")]
 
     from tensorflux._src.cli import data_source
+    from tensorflux.serving.server import run_event_loop
     work = tempfile.mkdtemp(prefix="serving-bench-")
     _cli("train", "--dataset", "digits", "--epochs", "1", "--logdir",
          os.path.join(work, "run"))
@@ -137,9 +138,9 @@ def main():
     for mode, config in (("plain", None), ("batching", batching_file)):
         with Server(base, config) as server:
             url = server.url + ":predict"
-            asyncio.run(_load(url, bodies, 64, 600, 30))   # warm-up: every batch size
+            run_event_loop(_load(url, bodies, 64, 600, 30))   # warm-up: every batch size
             for level in levels:
-                cell = asyncio.run(_load(url, bodies, level, options.requests, options.seconds))
+                cell = run_event_loop(_load(url, bodies, level, options.requests, options.seconds))
                 cell.update(mode=mode, concurrency=level)
                 results.append(cell)
                 print(f"  {mode:9s} c={level:<3d} {cell['requests_per_sec']:8.1f} req/s  "

@@ -63,7 +63,8 @@ def serve(model_name=None, model_base_path=None, port=None, rest_api_port=None,
             logging.getLogger("tensorflux.serving").warning("%s", manager.last_poll_error)
         managers[config.name] = manager
     model_server = server.ModelServer(managers, limits, rest_api_num_threads, poll)
-    asyncio.run(_serve_forever(model_server, host or "0.0.0.0", listen_port, ready, server))
+    server.run_event_loop(_serve_forever(model_server, host or "0.0.0.0", listen_port, ready,
+                                         server))
 
 
 def _loader():
