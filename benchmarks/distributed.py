@@ -21,6 +21,11 @@ forward; layers 2-3 forward, backward and updates; layer 1 backward and updates)
 activations and gradients copied between devices: on forced host devices that share
 the cores, expect a ratio at or below 1.0; the split only pays when the devices are
 separate accelerators (or a model too big for one).
+
+Last, parameter-server training on Ray (benchmarks/ps_bench.py, skipped with --no-ps):
+steps/sec and parameter bytes/sec moved for 1, 2 and 4 workers on a 4 MB and a 40 MB
+model, and the synchronous step time with and without one slow worker when one backup
+worker is used.
 """
 
 from __future__ import annotations
@@ -142,6 +147,8 @@ def main():
     parser.add_argument("--windows", type=int, default=3)
     parser.add_argument("--replicas", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--model-parallel", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-ps", action="store_true",
+                        help="skip the parameter-server tables (they need Ray)")
     args = parser.parse_args()
     if args.replicas:
         measure(args.replicas, args.steps, args.windows)
@@ -181,6 +188,10 @@ def main():
         json.dump({"model": "cnn", "batch": train_step.CNN_BATCH, "cores": os.cpu_count(),
                    "rows": rows, "model_parallel": mp}, f, indent=2)
     os.replace(path + ".tmp", path)
+    if not args.no_ps:
+        print()
+        import ps_bench  # parameter servers on Ray; writes benchmarks/results/ps.json
+        ps_bench.run()
 
 
 if __name__ == "__main__":

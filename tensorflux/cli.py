@@ -44,6 +44,20 @@ def _parser():
                                            "(default: adam)")
     train.add_argument("--logdir", help="the run directory (default: runs/<model>-<dataset>)")
     train.add_argument("--seed", type=int, help="graph-level random seed (default: 0)")
+    train.add_argument("--workers", type=int, metavar="N",
+                       help="parameter-server training on Ray with N worker tasks "
+                            "(default: train in this process)")
+    train.add_argument("--ps", type=int, metavar="M",
+                       help="ps tasks holding the variables, with --workers (default: 1)")
+    train.add_argument("--sync", action="store_true", default=None,
+                       help="synchronous SGD (SyncReplicasOptimizer) with --workers "
+                            "(default: asynchronous)")
+    train.add_argument("--backup-workers", type=int, metavar="B",
+                       help="with --sync: workers whose gradients a step does not wait "
+                            "for (default: 0)")
+    train.add_argument("--address",
+                       help="join this Ray cluster (10.0.0.1:6379, ray://head:10001, auto) "
+                            "instead of starting a local Ray instance")
 
     evaluate = commands.add_parser(
         "eval", help="evaluate a training run's checkpoint",

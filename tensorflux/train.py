@@ -34,3 +34,4 @@ from tensorflux._src.train.server_lib import (  # noqa: F401
     ClusterDef, ClusterSpec, JobDef, Server, ServerDef,
 )
 from tensorflux._src.train.device_setter import replica_device_setter  # noqa: F401
+from tensorflux._src.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F401

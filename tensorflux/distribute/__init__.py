@@ -14,3 +14,6 @@ from tensorflux._src.train.server_lib import Server  # noqa: F401
 from tensorflux.distribute.multi_worker import (  # noqa: F401
     CollectiveCommunication, MultiWorkerMirroredStrategy)
 from tensorflux.distribute import experimental  # noqa: F401
+from tensorflux._src.distribute.ps.trainer import (  # noqa: F401
+    CheckpointInfo, ParameterServerTraining, Progress, TrainingResult,
+)

@@ -71,6 +71,10 @@ def find_run(given):
 
 def train(**given):
     """Runs the training job; returns the final results as a dict."""
+    if any(given.get(k) is not None for k in ("workers", "ps", "sync", "backup_workers",
+                                              "address")):
+        from tensorflux._src.cli import ps_train_job  # parameter-server training on Ray
+        return ps_train_job.train(**given)
     run, stored = find_run(given)
     options = resolve_options({k: v for k, v in given.items() if k != "logdir"}, stored)
     data = data_source.load(options["dataset"], seed=options["seed"])

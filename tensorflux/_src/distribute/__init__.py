@@ -1,0 +1,1 @@
+"""Distributed training that runs on external engines (Ray for parameter servers)."""
