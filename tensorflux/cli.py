@@ -71,12 +71,13 @@ def _parser():
                           help="train, validation, test or all (default: test)")
 
     bench = commands.add_parser(
-        "bench", help="time a zoo model's training step (images/sec)",
+        "bench", help="time a zoo model's training step (images/sec or tokens/sec)",
         description="Time a zoo image classifier's training step (forward, cross-entropy, "
-                    "Momentum) on synthetic data per batch size and precision; write "
-                    "bench.json and bench.png under --output.")
-    bench.add_argument("--model", help="an image classifier from tensorflux.models "
-                                       "(default: resnet50)")
+                    "Momentum) or a Transformer's (the zoo's model_fn: dropout, "
+                    "cross-entropy, Adam) on synthetic data per batch size and precision; "
+                    "write bench.json and bench.png under --output.")
+    bench.add_argument("--model", help="an image classifier or a Transformer from "
+                                       "tensorflux.models (default: resnet50)")
     bench.add_argument("--batch-sizes", help="comma-separated batch sizes (default: 32,64)")
     bench.add_argument("--precision", help="float32, bfloat16 (mixed: float32 weights, "
                                            "bfloat16 compute) or both (default: float32)")
@@ -86,16 +87,21 @@ def _parser():
                        help="timed windows; the median is reported (default: 3)")
     bench.add_argument("--image-size", type=int,
                        help="square input size (default: the model's, e.g. 224)")
+    bench.add_argument("--seq-len", type=int,
+                       help="tokens per sequence of a Transformer (default: the model's "
+                            "max_length, e.g. 1024 for transformer_lm)")
     bench.add_argument("--real-data", action="store_true", default=None,
                        help="also time a tf.data pipeline over the built-in digits")
     bench.add_argument("--price-per-hour", type=float,
-                       help="machine price, to report the cost per million images")
+                       help="machine price, to report the cost per million images "
+                            "(or tokens)")
     bench.add_argument("--time-to-accuracy", type=float, metavar="TARGET",
                        help="also train on the digits (32x32x3) until this test accuracy")
     bench.add_argument("--max-epochs", type=int,
                        help="epochs allowed for --time-to-accuracy (default: 10)")
     bench.add_argument("--compare", action="store_true", default=None,
-                       help="also time the same model written in JAX")
+                       help="also time the same model written directly in JAX, and in "
+                            "PyTorch and TensorFlow when they are installed")
     bench.add_argument("--output", help="where bench.json and bench.png go "
                                         "(default: runs/bench-<model>)")
 

@@ -22,6 +22,10 @@ Conventions (those of tensor2tensor, whose layout this file follows):
 - Attention projections have no biases; the feed-forward layers do (as tensor2tensor).
 - Dropout (`config.dropout`, the paper's P_drop) is applied to each sublayer's output and
   to the embedding + position sums, only when `training`.
+- `activation_dtype="bfloat16"` is mixed precision: variables stay float32 (what the
+  optimizer updates) and are read through a cast, the matmuls run in bfloat16, and layer
+  norm, the attention softmax and the output logits are computed in float32. In float32
+  every one of those casts is a no-op, so the graph is the plain one.
 
 Trainable parameters with the paper's shared 37,000-token vocabulary: transformer_base
 63,047,680 and transformer_big 214,175,744 (the paper's Table 3 says 65M and 213M; it
@@ -69,6 +73,7 @@ class TransformerConfig:
     shared_embeddings: bool = True      # one matrix for source, target and softmax weights
     max_length: int = 256               # longest position encoded; default decode length
     layer_norm_epsilon: float = 1e-6
+    activation_dtype: str = "float32"   # "bfloat16": mixed precision (see the docstring)
     # Training (the paper's section 5.3): Adam(0.9, 0.98, 1e-9) and
     # lr = learning_rate * hidden^-0.5 * min(step^-0.5, step * warmup^-1.5).
     learning_rate: float = 1.0
@@ -88,6 +93,9 @@ class TransformerConfig:
         if self.hidden_size % self.num_heads:
             raise ValueError(f"hidden_size must be a multiple of num_heads. Received: "
                              f"hidden_size={self.hidden_size}, num_heads={self.num_heads}")
+        if self.activation_dtype not in ("float32", "bfloat16"):
+            raise ValueError(f"activation_dtype must be 'float32' or 'bfloat16'. Received: "
+                             f"activation_dtype={self.activation_dtype!r}")
 
 
 TRANSFORMER_BASE = TransformerConfig()
@@ -105,13 +113,15 @@ _SCOPE = "transformer"
 # -- building blocks ----------------------------------------------------------------------
 
 def layer_norm(x, epsilon, name="layer_norm"):
-    """Normalizes the last axis to zero mean / unit variance, then scales and shifts."""
+    """Normalizes the last axis to zero mean / unit variance, then scales and shifts.
+    Computed in float32 whatever x's dtype; returns x's dtype."""
     depth = x.shape[-1].value
     with tf.variable_scope(name):
         scale = tf.get_variable("scale", [depth], initializer=tf.ones_initializer())
         bias = tf.get_variable("bias", [depth], initializer=tf.zeros_initializer())
-    mean, variance = tf.nn.moments(x, axes=[-1], keep_dims=True)
-    return (x - mean) * tf.rsqrt(variance + epsilon) * scale + bias
+    x32 = tf.cast(x, tf.float32)
+    mean, variance = tf.nn.moments(x32, axes=[-1], keep_dims=True)
+    return tf.cast((x32 - mean) * tf.rsqrt(variance + epsilon) * scale + bias, x.dtype)
 
 
 def positional_encoding(length, depth, max_length):
@@ -163,8 +173,10 @@ def multihead_attention(queries, memory, bias, config, name="multihead_attention
         k = _split_heads(tf.layers.dense(memory, d, use_bias=False, name="k"), heads)
         v = _split_heads(tf.layers.dense(memory, d, use_bias=False, name="v"), heads)
         # Scaling by depth^-0.5 keeps the logits' variance ~1 whatever the head width.
-        logits = tf.matmul(q * (d // heads) ** -0.5, k, transpose_b=True) + bias  # (b,h,lq,lk)
-        context = tf.matmul(tf.nn.softmax(logits), v)                             # (b,h,lq,dh)
+        # The masks and the softmax are float32 (a no-op cast unless mixed precision).
+        logits = tf.cast(tf.matmul(q * (d // heads) ** -0.5, k, transpose_b=True),
+                         tf.float32) + bias                                      # (b,h,lq,lk)
+        context = tf.matmul(tf.cast(tf.nn.softmax(logits), v.dtype), v)          # (b,h,lq,dh)
         return tf.layers.dense(_combine_heads(context), d, use_bias=False, name="output")
 
 
@@ -202,16 +214,18 @@ def _embeddings(vocab, config, which):
 def embed(ids, vocab, config, which, training):
     """ids (b, len) -> (b, len, d): scaled embeddings plus positions, with dropout."""
     x = tf.nn.embedding_lookup(_embeddings(vocab, config, which), ids)
-    x = x * config.hidden_size ** 0.5  # the paper's sqrt(d_model) multiplier
-    x = x + positional_encoding(tf.shape(ids)[1], config.hidden_size, config.max_length)
+    x = tf.cast(x, config.activation_dtype) * config.hidden_size ** 0.5  # the paper's sqrt(d)
+    x = x + tf.cast(positional_encoding(tf.shape(ids)[1], config.hidden_size,
+                                        config.max_length), x.dtype)
     return tf.layers.dropout(x, rate=config.dropout, training=training)
 
 
 def output_logits(x, vocab, config):
-    """(b, len, d) -> (b, len, vocab), with the softmax weights W (vocab, d): x W^T."""
-    weights = _embeddings(vocab, config, "softmax")
+    """(b, len, d) -> float32 (b, len, vocab), with the softmax weights W (vocab, d): x W^T
+    (the matmul in x's dtype)."""
+    weights = tf.cast(_embeddings(vocab, config, "softmax"), x.dtype)
     flat = tf.reshape(x, [-1, config.hidden_size])
-    logits = tf.matmul(flat, weights, transpose_b=True)
+    logits = tf.cast(tf.matmul(flat, weights, transpose_b=True), tf.float32)
     return tf.reshape(logits, [tf.shape(x)[0], tf.shape(x)[1], vocab])
 
 
@@ -232,10 +246,25 @@ def _decoder_layer(x, self_bias, memory, memory_bias, config, training):
     return _residual(x, lambda h: feed_forward(h, config), config, training, "ffn")
 
 
+def _mixed_precision_getter(getter, name, *args, **kwargs):
+    """A variable requested in bfloat16 (dense layers take their dtype from bfloat16
+    inputs) is created in float32 and read through a cast to bfloat16."""
+    requested = kwargs.get("dtype")
+    if requested == tf.bfloat16:
+        kwargs["dtype"] = tf.float32
+    variable = getter(name, *args, **kwargs)
+    return tf.cast(variable, tf.bfloat16) if requested == tf.bfloat16 else variable
+
+
+def _model_scope(config):
+    getter = _mixed_precision_getter if config.activation_dtype == "bfloat16" else None
+    return tf.variable_scope(_SCOPE, reuse=tf.AUTO_REUSE, custom_getter=getter)
+
+
 def encode(source_ids, config, vocab, training=False):
     """Source ids (b, ls) -> (memory (b, ls, d), its padding bias (b, 1, 1, ls))."""
     bias = padding_bias(source_ids)
-    with tf.variable_scope(_SCOPE, reuse=tf.AUTO_REUSE):
+    with _model_scope(config):
         x = embed(source_ids, vocab, config, "source", training)
         with tf.variable_scope("encoder"):
             for i in range(config.num_encoder_layers):
@@ -250,7 +279,7 @@ def decode(decoder_ids, memory, memory_bias, config, vocab, training=False):
     `memory` is None for a decoder-only language model (no encoder-decoder attention).
     """
     self_bias = causal_bias(tf.shape(decoder_ids)[1])
-    with tf.variable_scope(_SCOPE, reuse=tf.AUTO_REUSE):
+    with _model_scope(config):
         x = embed(decoder_ids, vocab, config, "target", training)
         with tf.variable_scope("decoder"):
             for i in range(config.num_decoder_layers):

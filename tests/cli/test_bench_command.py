@@ -1,5 +1,6 @@
 """`tensorflux bench`: option errors, a tiny end-to-end run, mixed precision, the price
-arithmetic and the JAX peer's parameter count."""
+arithmetic and the JAX peer's parameter count (the Transformer and the PyTorch and
+TensorFlow peers: test_bench_peers.py)."""
 
 import dataclasses
 import importlib.util
@@ -61,20 +62,20 @@ def test_bad_options_are_one_line_errors(capsys, tiny_model, args, message):
     assert message in _error(capsys, "--model", tiny_model, *args)
 
 
-def test_unknown_and_non_classifier_models(capsys, tiny_model):
+def test_unknown_and_untimeable_models(capsys, tiny_model):
     assert "--model 'no_such_net' is unknown" in _error(capsys, "--model", "no_such_net")
-    registry.register(registry.ModelSpec("bench_lm_test", "test", "language_model", None,
+    registry.register(registry.ModelSpec("bench_detector_test", "test", "detector", None,
                                          None, (16,)))
     try:
-        assert "is a language model; bench times image classifiers" in _error(
-            capsys, "--model", "bench_lm_test")
+        assert "is a detector; bench times image classifiers" in _error(
+            capsys, "--model", "bench_detector_test")
     finally:
-        registry.specs().pop("bench_lm_test", None)
+        registry.specs().pop("bench_detector_test", None)
 
 
 def test_price_per_million_images():
     # $3.60/hour at 500 images/sec: 1.8M images an hour, so $2 per million.
-    assert bench_report.cost_per_million_images(3.6, 500.0) == pytest.approx(2.0)
+    assert bench_report.cost_per_million(3.6, 500.0) == pytest.approx(2.0)
 
 
 def test_tiny_run_writes_json_and_png(tmp_path, tiny_model, capsys):
@@ -83,7 +84,7 @@ def test_tiny_run_writes_json_and_png(tmp_path, tiny_model, capsys):
               "--warmup", "1", "--steps", "2", "--windows", "1", "--price-per-hour", "3.6",
               "--compare", "--output", str(out)])
     printed = capsys.readouterr().out
-    assert "has no JAX peer" in printed and "images/sec" in printed
+    assert "has no peers" in printed and "images/sec" in printed
     results = json.loads((out / "bench.json").read_text())
     assert results["model"] == tiny_model and results["image_size"] == 8
     assert results["batch_sizes"] == [2, 4] and results["precisions"] == ["float32",

@@ -1,13 +1,17 @@
 """The graphs `tensorflux bench` times: a zoo classifier's training step on synthetic data
-or behind a tf.data pipeline, in float32 or mixed bfloat16, and the timing loop itself.
+or behind a tf.data pipeline, or a zoo Transformer's on synthetic tokens, in float32 or
+mixed bfloat16, and the timing loop itself.
 
-A training step is forward + softmax cross-entropy + Momentum(0.9) with batch norm's
-UPDATE_OPS. Synthetic images and labels live in (non-trainable, local) variables, so a
-step reads device buffers and the timing excludes host feeding.
+A classifier's training step is forward + softmax cross-entropy + Momentum(0.9) with
+batch norm's UPDATE_OPS. A Transformer's is the zoo's own `model_fn` train step: forward
+with dropout, label-smoothed cross-entropy, Adam with the warm-up schedule. Synthetic
+images, labels and tokens live in (non-trainable, local) variables, so a step reads
+device buffers and the timing excludes host feeding.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 
@@ -114,8 +118,9 @@ class TrainStep:
         self.session.close()
 
 
-def time_steps(run, batch_size, warmup, steps, windows):
-    """Images/sec per timed window after `warmup` steps (the first one compiles)."""
+def time_steps(run, batch_size, warmup, steps, windows, unit="images"):
+    """`unit`/sec per timed window after `warmup` steps (the first one compiles);
+    `batch_size` is the number of `unit` (images, tokens) one step trains on."""
     started = time.perf_counter()
     first_loss = float(run())
     first_step = time.perf_counter() - started
@@ -127,8 +132,8 @@ def time_steps(run, batch_size, warmup, steps, windows):
         for _ in range(steps):
             loss = run()
         rates.append(batch_size * steps / (time.perf_counter() - started))
-    return {"images_per_sec": statistics.median(rates), "min_images_per_sec": min(rates),
-            "max_images_per_sec": max(rates), "window_images_per_sec": rates,
+    return {f"{unit}_per_sec": statistics.median(rates), f"min_{unit}_per_sec": min(rates),
+            f"max_{unit}_per_sec": max(rates), f"window_{unit}_per_sec": rates,
             "first_step_seconds": first_step, "first_loss": first_loss,
             "last_loss": float(loss) if windows and steps else first_loss}
 
@@ -140,6 +145,62 @@ def bench_tensorflux(model, batch_size, image_size, num_classes, precision, timi
         return time_steps(step.run, batch_size, **timing)
     finally:
         step.close()
+
+
+# -- the Transformer -------------------------------------------------------------------------------
+def transformer_config(spec, precision):
+    """The zoo config of Transformer `spec` (its model_fn's vocabulary is the config's),
+    computing in `precision`."""
+    return dataclasses.replace(spec.config, activation_dtype=precision)
+
+
+class TransformerTrainStep:
+    """A session holding a zoo Transformer's `model_fn` training step on fixed random
+    tokens: a language model reads seq_len + 1 tokens and predicts each next one, a
+    seq2seq model maps a random source of seq_len tokens to random targets of seq_len."""
+
+    def __init__(self, spec, batch_size, seq_len, precision, seed=0):
+        from tensorflux.models import transformer
+        config = transformer_config(spec, precision)
+        rng = np.random.default_rng(seed)
+        local = [tf.GraphKeys.LOCAL_VARIABLES]
+
+        def tokens(length, name):
+            ids = rng.integers(2, config.vocab_size, (batch_size, length)).astype(np.int32)
+            return tf.Variable(ids, trainable=False, collections=local, name=name)
+
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            tf.set_random_seed(seed)
+            if config.decoder_only:
+                ids = tokens(seq_len + 1, "synthetic_tokens")
+                features, labels = ids[:, :-1], ids[:, 1:]
+            else:
+                features = tokens(seq_len, "synthetic_source")
+                labels = tokens(seq_len, "synthetic_targets")
+            out = transformer.model_fn(features, labels, "train", config)
+            self.logits, self.loss, self.train_op = (out.predictions["logits"], out.loss,
+                                                     out.train_op)
+            init = [tf.global_variables_initializer(), tf.local_variables_initializer()]
+        self.session = tf.Session(graph=self.graph)
+        self.session.run(init)
+
+    def run(self):
+        return self.session.run([self.train_op, self.loss])[1]
+
+    def close(self):
+        self.session.close()
+
+
+def bench_transformer(spec, batch_size, seq_len, precision, timing):
+    """Tokens/sec (and sequences/sec) of Transformer `spec`'s training step."""
+    step = TransformerTrainStep(spec, batch_size, seq_len, precision)
+    try:
+        row = time_steps(step.run, batch_size * seq_len, **timing, unit="tokens")
+    finally:
+        step.close()
+    row["sequences_per_sec"] = row["tokens_per_sec"] / seq_len
+    return row
 
 
 # -- time to accuracy -----------------------------------------------------------------------------
