@@ -153,8 +153,6 @@ class Batcher:
             timeout = self.params.batch_timeout_micros / 1e6
             batch = _Batch(signature, time.monotonic() + timeout)
             queue.append(batch)
-            if timeout > 0:
-                loop.call_later(timeout, self._dispatch)
         future = loop.create_future()
         batch.tasks.append((feeds, rows, future))
         batch.rows += rows
@@ -164,21 +162,26 @@ class Batcher:
         return await future
 
     def _next_ready(self):
+        """(batch, its queue) of the oldest head batch that may run now, or None; and
+        the earliest deadline among the head batches still waiting (or None)."""
         now = time.monotonic()
-        best = None
+        best, waiting = None, None
         for queue in self._queues.values():
             if queue:
                 head = queue[0]
                 if head.closed or head.deadline <= now:
                     if best is None or head.deadline < best[0].deadline:
                         best = (head, queue)
-        return best
+                elif waiting is None or head.deadline < waiting:
+                    waiting = head.deadline
+        return best, waiting
 
     def _dispatch(self):
         loop = asyncio.get_running_loop()
         while self._in_flight < self.params.num_batch_threads:
-            ready = self._next_ready()
+            ready, waiting = self._next_ready()
             if ready is None:
+                self._wake_at(loop, waiting)
                 return
             batch, queue = ready
             queue.popleft()
@@ -186,6 +189,18 @@ class Batcher:
             self._in_flight += 1
             future = loop.run_in_executor(self._executor, self._process, batch)
             future.add_done_callback(lambda f, b=batch: self._finished(b, f))
+
+    def _wake_at(self, loop, deadline):
+        """Calls `_dispatch` again when the open batch's timeout runs out. The one timer
+        is re-armed from every dispatch: a loop timer may fire a little before the
+        deadline by our clock (its clock is coarser), and a batch must not then wait
+        for the next request to be run."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if deadline is not None:
+            delay = max(deadline - time.monotonic(), 0.0) + 50e-6
+            self._timer = loop.call_later(delay, self._dispatch)
 
     def _finished(self, batch, future):
         self._in_flight -= 1

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import types
 import urllib.error
 import urllib.request
 
@@ -304,6 +305,34 @@ def test_batching_merges_concurrent_requests_and_pads(tmp_path):
                                       {"inputs": [[1, 1, 1]] * 9})
             assert status == 400 and "maximum batch size 8" in doc["error"]
     run(body())
+
+
+def test_an_open_batch_runs_at_its_timeout_even_when_the_timer_fires_early(monkeypatch):
+    """The event loop's timers may fire a little before a deadline by the batcher's
+    clock (uvloop's is millisecond-grained). The batch must run then anyway, not wait
+    for another request that may never come."""
+    real = time.monotonic
+    reads = []
+
+    def lagging_clock():  # the batch's creation reads the real time, later reads lag 2 ms
+        reads.append(None)
+        return real() - (0.002 if len(reads) > 1 else 0.0)
+
+    monkeypatch.setattr(batching, "time", types.SimpleNamespace(monotonic=lagging_clock))
+    params = batching.BatchingParameters(max_batch_size=8, batch_timeout_micros=5_000,
+                                         max_enqueued_batches=10, num_batch_threads=1)
+    batcher = batching.Batcher(lambda signature, feeds: {"y": feeds["x"] * 2}, params)
+
+    async def one_request():
+        x = np.arange(3, dtype=np.float32).reshape(1, 3)
+        return await asyncio.wait_for(batcher.run("serving_default", {"x": x}), timeout=5)
+
+    try:
+        outputs = asyncio.run(one_request())
+    finally:
+        batcher.close()
+    np.testing.assert_array_equal(outputs["y"], [[0.0, 2.0, 4.0]])
+    assert batcher.batches_run == 1
 
 
 def test_full_batch_queue_answers_429(tmp_path):
