@@ -92,7 +92,24 @@ def digits_pipeline(batch_size, image_size, seed=0):
 
 
 # -- one timed configuration ----------------------------------------------------------------------
-class TrainStep:
+class _SessionStep:
+    """A session over `self.graph` holding `self.train_op` and `self.loss`; `run()` does
+    one step and returns the loss."""
+
+    def _start(self):
+        with self.graph.as_default():
+            init = [tf.global_variables_initializer(), tf.local_variables_initializer()]
+        self.session = tf.Session(graph=self.graph)
+        self.session.run(init)
+
+    def run(self):
+        return self.session.run([self.train_op, self.loss])[1]
+
+    def close(self):
+        self.session.close()
+
+
+class TrainStep(_SessionStep):
     """A session holding one model's training step; `run()` does one step."""
 
     def __init__(self, model, batch_size, image_size, num_classes, precision,
@@ -107,15 +124,7 @@ class TrainStep:
             self.images = images
             self.logits = classifier_logits(model, images, num_classes, precision)
             self.loss, self.train_op = add_train_op(self.logits, labels)
-            init = [tf.global_variables_initializer(), tf.local_variables_initializer()]
-        self.session = tf.Session(graph=self.graph)
-        self.session.run(init)
-
-    def run(self):
-        return self.session.run([self.train_op, self.loss])[1]
-
-    def close(self):
-        self.session.close()
+        self._start()
 
 
 def time_steps(run, batch_size, warmup, steps, windows, unit="images"):
@@ -154,7 +163,7 @@ def transformer_config(spec, precision):
     return dataclasses.replace(spec.config, activation_dtype=precision)
 
 
-class TransformerTrainStep:
+class TransformerTrainStep(_SessionStep):
     """A session holding a zoo Transformer's `model_fn` training step on fixed random
     tokens: a language model reads seq_len + 1 tokens and predicts each next one, a
     seq2seq model maps a random source of seq_len tokens to random targets of seq_len."""
@@ -181,15 +190,7 @@ class TransformerTrainStep:
             out = transformer.model_fn(features, labels, "train", config)
             self.logits, self.loss, self.train_op = (out.predictions["logits"], out.loss,
                                                      out.train_op)
-            init = [tf.global_variables_initializer(), tf.local_variables_initializer()]
-        self.session = tf.Session(graph=self.graph)
-        self.session.run(init)
-
-    def run(self):
-        return self.session.run([self.train_op, self.loss])[1]
-
-    def close(self):
-        self.session.close()
+        self._start()
 
 
 def bench_transformer(spec, batch_size, seq_len, precision, timing):

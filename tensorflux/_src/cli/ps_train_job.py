@@ -223,11 +223,4 @@ def _final_report(net, data, run, checkpoint, history, options):
     with tf.Session(graph=net.graph) as sess:
         step = net.restore(sess, checkpoint, f"{options['model']} on {data.name}")
         results = evaluate_splits(net, sess, data, ("train", "validation", "test"))
-    report.results_table(f"{run.path} at step {step:,}",
-                         [(name, *values) for name, values in results.items()])
-    if history:
-        report.console.print(f"Learning curves: {run.plot_path}")
-    test_accuracy = results["test"][2]
-    report.console.print(f"Test accuracy: {test_accuracy:.2%} ({len(data.test):,} examples)")
-    return {"step": step, "test_loss": results["test"][1], "test_accuracy": test_accuracy,
-            "logdir": run.path}
+    return train_job.report_results(results, step, data, run, history)

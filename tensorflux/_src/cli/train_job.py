@@ -180,7 +180,12 @@ def _train_epoch(sess, net, data, options, epoch, writer):
 
 def _final_report(sess, net, data, run, history):
     results = evaluate_splits(net, sess, data, ("train", "validation", "test"))
-    step = int(sess.run(net.global_step))
+    return report_results(results, int(sess.run(net.global_step)), data, run, history)
+
+
+def report_results(results, step, data, run, history):
+    """Prints the per-split table and the test accuracy; returns the job's result dict
+    (shared with parameter-server training, ps_train_job.py)."""
     report.results_table(f"{run.path} at step {step:,}",
                          [(name, *values) for name, values in results.items()])
     if history:
