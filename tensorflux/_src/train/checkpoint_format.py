@@ -65,14 +65,31 @@ def write(prefix, tensors, shards=None):
     shards = shards or {}
     num_shards = max(shards.values(), default=0) + 1
     save_id = uuid.uuid4().hex
-    entries, by_shard = {}, [dict() for _ in range(num_shards)]
+    by_shard = [dict() for _ in range(num_shards)]
     for name, value in tensors.items():
-        shard = shards.get(name, 0)
+        by_shard[shards.get(name, 0)][name] = value
+    entries = {}
+    for shard, shard_tensors in enumerate(by_shard):
+        entries.update(write_data_shard(prefix, shard, num_shards, shard_tensors, save_id))
+    write_index(prefix, entries, num_shards, save_id)
+
+
+def write_data_shard(prefix, shard, num_shards, tensors, save_id):
+    """Writes `tensors` ({name: numpy array}) atomically as data file `shard` of
+    `num_shards` of checkpoint `prefix`; returns their index entries. A checkpoint is
+    complete once `write_index` has written its index (parameter-server tasks each
+    write their own shard: distribute/ps/checkpoints.py)."""
+    entries, arrays = {}, {}
+    for name, value in tensors.items():
         entries[name] = {"dtype": _dtype_name(name, value), "shape": list(value.shape),
                          "shard": shard}
-        by_shard[shard][name] = _encode(value)
-    for shard, arrays in enumerate(by_shard):
-        _write_shard(data_file(prefix, shard, num_shards), arrays, save_id)
+        arrays[name] = _encode(value)
+    _write_shard(data_file(prefix, shard, num_shards), arrays, save_id)
+    return entries
+
+
+def write_index(prefix, entries, num_shards, save_id):
+    """Writes the index of `prefix` (the commit point: written after every data file)."""
     index = {"format": FORMAT, "version": VERSION, "save_id": save_id,
              "num_shards": num_shards, "tensors": entries}
     atomic_write.write_text(index_file(prefix), json.dumps(index, sort_keys=True))

@@ -22,11 +22,10 @@ and every ps task (one machine, or a network file system on a cluster).
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 
-from tensorflux._src.train import atomic_write, checkpoint_format, checkpoint_management
+from tensorflux._src.train import checkpoint_format, checkpoint_management
 
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
 
@@ -42,15 +41,8 @@ def prefix_for(directory, basename, step):
 def write_shard(prefix, task, num_shards, tensors, shard_save_id):
     """Writes ps `task`'s tensors ({name: ndarray}) as data shard `task` of `prefix`;
     returns their index entries."""
-    # checkpoint_format writes whole checkpoints; a shard is its per-file step.
-    entries, arrays = {}, {}
-    for name, value in tensors.items():
-        entries[name] = {"dtype": checkpoint_format._dtype_name(name, value),
-                         "shape": list(value.shape), "shard": task}
-        arrays[name] = checkpoint_format._encode(value)
-    checkpoint_format._write_shard(checkpoint_format.data_file(prefix, task, num_shards),
-                                   arrays, shard_save_id)
-    return entries
+    return checkpoint_format.write_data_shard(prefix, task, num_shards, tensors,
+                                              shard_save_id)
 
 
 class CheckpointKeeper:
@@ -79,10 +71,7 @@ class CheckpointKeeper:
         tensors = {}
         for entries in shard_entries:
             tensors.update(entries)
-        index = {"format": checkpoint_format.FORMAT, "version": checkpoint_format.VERSION,
-                 "save_id": shard_save_id, "num_shards": num_shards, "tensors": tensors}
-        atomic_write.write_text(checkpoint_format.index_file(prefix),
-                                json.dumps(index, sort_keys=True))
+        checkpoint_format.write_index(prefix, tensors, num_shards, shard_save_id)
         kept = [p for p in self._kept if p != prefix] + [prefix]
         expired = kept[:-self.max_to_keep] if self.max_to_keep else []
         self._kept = kept[len(expired):]
