@@ -136,6 +136,10 @@ def _converted(key, value, info):
 
 
 def _as_dtype(key, array, dtype):
+    if dtype != _dtypes.string and array.dtype == dtype.as_numpy_dtype:
+        # Already the input's dtype (the REST layer converts and checks every request
+        # before it gets here): no copy, no second range check.
+        return array
     if dtype == _dtypes.string:
         if array.dtype.kind in "SU" or array.dtype == object:
             flat = array.reshape(-1)
