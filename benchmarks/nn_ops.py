@@ -4,7 +4,8 @@ Ops (float32, NHWC): conv2d 3x3 64->64 on 128x32x32, depthwise conv 3x3 on the s
 max-pool 2x2/2, batch norm (training mode), softmax cross-entropy (1024 x 1000).
 Inputs live on the device (tensorflux Variables, JAX device arrays) and each run
 fetches a scalar, so both sides time the op, not host transfers; their samples
-alternate (tensorflux, JAX, tensorflux, ...) so drift in machine speed hits both. For conv2d the
+alternate (tensorflux, JAX, tensorflux, ...) and the ratio is the median of
+neighbouring samples' ratios, so drift in machine speed cancels. For conv2d the
 achieved GFLOP/s is printed next to the machine's nominal fp32 peak (from
 /proc/cpuinfo: cores x GHz x FMA width). Prints a table; writes
 benchmarks/results/nn_ops.json.
@@ -25,11 +26,14 @@ import numpy as np
 import tensorflux as tf
 
 
-def _time_pair_ms(first, second, repeats, min_sample_ms=20.0):
-    """Median ms per call of each function, sampled alternately (a, b, a, b, ...): on a
-    machine whose speed drifts, both sides see the same conditions. A sample runs
-    enough calls to last `min_sample_ms`, so millisecond ops are not timed one
-    scheduler tick at a time."""
+def _time_pair_ms(first, second, repeats, min_sample_ms=50.0):
+    """Median ms per call of each function, and the median of their per-pair ratios.
+
+    Samples alternate (a, b, a, b, ...) and each pair's ratio is taken from two
+    neighbouring samples, so drift in machine speed (other processes, clock changes)
+    cancels in the ratio instead of landing on whichever side it happened to hit. A
+    sample runs enough calls to last `min_sample_ms`, so millisecond ops are not timed
+    one scheduler tick at a time."""
     for _ in range(12):  # compile, and let the compiler-option autotuner settle
         first()
         second()
@@ -43,7 +47,8 @@ def _time_pair_ms(first, second, repeats, min_sample_ms=20.0):
             for _ in range(calls):
                 fn()
             out.append((time.perf_counter() - start) * 1e3 / calls)
-    return statistics.median(samples[0]), statistics.median(samples[1])
+    ratio = statistics.median(a / b for a, b in zip(*samples))
+    return statistics.median(samples[0]), statistics.median(samples[1]), ratio
 
 
 def nominal_peak_gflops():
@@ -113,13 +118,14 @@ def measure(name, arrays, tf_fn, jax_fn, repeats):
             return jnp.sum(o * o)
 
         j_bwd = jax.jit(lambda *a: sum(jnp.sum(g) for g in jax.grad(loss, tuple(diff))(*a)))
-        tfx_fwd, jax_fwd = _time_pair_ms(lambda: sess.run(fwd),
-                                         lambda: np.asarray(j_fwd(*dev)), repeats)
-        tfx_bwd, jax_bwd = _time_pair_ms(lambda: sess.run(bwd),
-                                         lambda: np.asarray(j_bwd(*dev)), repeats)
+        tfx_fwd, jax_fwd, fwd_ratio = _time_pair_ms(lambda: sess.run(fwd),
+                                                    lambda: np.asarray(j_fwd(*dev)), repeats)
+        tfx_bwd, jax_bwd, bwd_ratio = _time_pair_ms(lambda: sess.run(bwd),
+                                                    lambda: np.asarray(j_bwd(*dev)), repeats)
         sess.close()
     return {"op": name, "tensorflux_fwd_ms": tfx_fwd, "jax_fwd_ms": jax_fwd,
-            "tensorflux_fwd_bwd_ms": tfx_bwd, "jax_fwd_bwd_ms": jax_bwd}
+            "tensorflux_fwd_bwd_ms": tfx_bwd, "jax_fwd_bwd_ms": jax_bwd,
+            "fwd_ratio": fwd_ratio, "fwd_bwd_ratio": bwd_ratio}
 
 
 def main():
@@ -136,8 +142,6 @@ def main():
         if args.only and args.only not in name:
             continue
         row = measure(name, arrays, tf_fn, jax_fn, args.repeats)
-        row["fwd_ratio"] = row["tensorflux_fwd_ms"] / row["jax_fwd_ms"]
-        row["fwd_bwd_ratio"] = row["tensorflux_fwd_bwd_ms"] / row["jax_fwd_bwd_ms"]
         if flops:
             row["conv_gflops_tensorflux"] = flops / row["tensorflux_fwd_ms"] / 1e6
         rows.append(row)

@@ -170,6 +170,29 @@ def test_repeated_run_does_not_retrace():
         assert sess.compile_stats.traces == traces + 1
 
 
+def test_cached_reading_run_sees_each_new_variable_value():
+    # A run that only reads variables takes the cached fast path after its first call;
+    # it must still read the store at every call, including while another thread trains.
+    import threading
+    v = tf.Variable(np.zeros(3, np.float32))
+    x = tf.placeholder(tf.float32, [3])
+    read = tf.reduce_sum(v * x)
+    step = tf.assign_add(v, np.ones(3, np.float32))
+    ones = np.ones(3, np.float32)
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        for expected in (0.0, 0.0, 3.0, 6.0):
+            if expected:
+                sess.run(step)
+            assert sess.run(read, {x: ones}) == expected
+        trainer = threading.Thread(target=lambda: [sess.run(step) for _ in range(200)])
+        trainer.start()
+        seen = [sess.run(read, {x: ones}) for _ in range(200)]
+        trainer.join()
+        assert seen == sorted(seen) and all(s % 3 == 0 for s in seen)
+        assert sess.run(read, {x: ones}) == 3.0 * 202
+
+
 def test_constant_fetches_are_folded_without_xla():
     with tf.Session() as sess:
         got = sess.run(tf.constant([1.0, 2.0]) * 2.0 + 1.0)

@@ -121,6 +121,18 @@ class Cluster:
                     or self.random_ops or self.static_positions)
 
     @property
+    def only_reads_variables(self):
+        """Like `is_plain`, but reading variables at their start values is allowed (an
+        evaluation or inference run): a call is a store lookup and the jitted function."""
+        plan = self.state
+        return not (plan.checked_vars or plan.written_vars or self.random_ops
+                    or self.static_positions or self._sharding is not None)
+
+    def uninitialized_error(self, store):
+        """The error a run reading a variable missing from `store` raises."""
+        return _uninitialized(self.state, store)
+
+    @property
     def is_batchable(self):
         """Pure once traced (no variables, checks or host callbacks; see `call_batched`)."""
         plan, collector = self.state, self.effects

@@ -150,23 +150,45 @@ class Executable:
         return results
 
     def _fast_runner(self):
-        """For the common run (one plain cluster computing exactly the fetches from
-        exactly the feeds): a jitted call and a conversion; None otherwise."""
+        """For the common runs (one cluster computing exactly the fetches from exactly
+        the feeds, writing no variables: inference, evaluation, benchmarks of an op): a
+        jitted call and a conversion; None otherwise."""
         sources, steps = self._sources, self.steps
-        if (len(steps) == 1 and self.clusters and self.clusters[0].is_plain
+        if not (len(steps) == 1 and self.clusters
                 and self.clusters[0].inputs == list(self._feed_tensors)
                 and [w for _, w in sources] == self.clusters[0].exports
                 and all(kind == "step" for kind, _ in sources)):
-            cluster = self.clusters[0]
-            jitted, consts, collector = cluster.jitted, cluster._const_values, cluster.effects
+            return None
+        cluster = self.clusters[0]
+        jitted, consts, collector = cluster.jitted, cluster._const_values, cluster.effects
 
+        def finish(exports, effect_outputs):
+            if effect_outputs[0] or effect_outputs[1] or collector.uses_callbacks:
+                cluster.finish_effects(effect_outputs)
+            return [_to_numpy(v) for v in exports]
+
+        if cluster.is_plain:
             def run_plain(feeds, _):
                 exports, _, effect_outputs = jitted(*feeds, *consts)
-                if effect_outputs[0] or effect_outputs[1] or collector.uses_callbacks:
-                    cluster.finish_effects(effect_outputs)
-                return [_to_numpy(v) for v in exports]
+                return finish(exports, effect_outputs)
 
             return run_plain
+        if cluster.only_reads_variables:
+            start_vars = cluster.state.start_vars
+
+            def run_reading(feeds, session_state):
+                store = session_state.variables
+                # Under the lock: another thread's training step may donate (free) the
+                # buffers read here once it has replaced them in the store.
+                with session_state.variables_lock:
+                    try:
+                        starts = [store[v] for v in start_vars]
+                    except KeyError:
+                        raise cluster.uninitialized_error(store) from None
+                    exports, _, effect_outputs = jitted(*feeds, *starts, *consts)
+                return finish(exports, effect_outputs)
+
+            return run_reading
         return None
 
     def run_batched(self, feed_sets, session_state):
