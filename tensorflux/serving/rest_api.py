@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import orjson
 
 PREDICT_METHOD = "tensorflow/serving/predict"
 CLASSIFY_METHOD = "tensorflow/serving/classify"
@@ -62,19 +63,38 @@ class Limits:
 
 # -- JSON documents -------------------------------------------------------------------------
 
+# A run of 19 digits, found with C byte operations (a regex scan costs twice the parse).
+_DIGITS_AS_ONES = bytes(0x31 if 0x30 <= b <= 0x39 else 0 for b in range(256))
+_DIGIT_RUN = b"1" * 19
+
 def parse_request(body: bytes) -> dict:
     """The request body as a JSON object, or ApiError(400) saying why it is not one."""
     if not body or not body.strip():
         raise ApiError("JSON Parse error: The document is empty")
+    # orjson parses a request ~5x faster than json. What it refuses (NaN and Infinity,
+    # lone surrogates, deep nesting) goes to json, whose answer (a value or the error) is
+    # the one given either way; so do bodies with a run of 19+ digits, since orjson reads
+    # integers past 64 bits as floats where json keeps them exact.
+    document = None
+    if _DIGIT_RUN not in body.translate(_DIGITS_AS_ONES):
+        try:
+            document = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    if document is None:
+        document = _parse_with_json(body)
+    if not isinstance(document, dict):
+        raise ApiError(f"JSON Value: {_preview(document)} Is not object")
+    return document
+
+
+def _parse_with_json(body):
     try:
-        document = json.loads(body)
+        return json.loads(body)
     except RecursionError:
         raise ApiError("JSON Parse error: the document is nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(f"JSON Parse error: {exc}") from None
-    if not isinstance(document, dict):
-        raise ApiError(f"JSON Value: {_preview(document)} Is not object")
-    return document
 
 
 def dumps(document) -> bytes:

@@ -19,7 +19,7 @@ import urllib.request
 import numpy as np
 import pytest
 
-from tensorflux.serving import batching, model_manager
+from tensorflux.serving import batching, model_manager, rest_api
 from tensorflux.serving.model_manager import ModelConfig, ModelManager
 
 from tests.serving.fakes import FakeLoader, make_base, run, serving
@@ -110,6 +110,31 @@ def test_predict_row_and_columnar(tmp_path):
             text = await response.text()
             assert response.status == 200 and "NaN" in text and "Infinity" in text
     run(body())
+
+
+@pytest.mark.parametrize("body, expected", [
+    (b'{"instances": [[0.5, -2, 1e-3]], "signature_name": "s"}',
+     {"instances": [[0.5, -2, 0.001]], "signature_name": "s"}),
+    (b'{"a": [NaN, Infinity, -Infinity]}', {"a": [float("nan")] + [float("inf"), -float("inf")]}),
+    # Integers past 64 bits stay exact (a fast parser would round them to floats).
+    (b'{"a": [18446744073709551616, -9223372036854775809]}',
+     {"a": [2 ** 64, -2 ** 63 - 1]}),
+    (b'{"a": 1e400, "b": "\\ud800"}', {"a": float("inf"), "b": "\ud800"}),
+    (b'\xef\xbb\xbf{"a": 1}', {"a": 1}),
+])
+def test_request_json_is_read_as_pythons_json_reads_it(body, expected):
+    document = rest_api.parse_request(body)
+    assert json.dumps(document, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    assert repr(document) == repr(expected)  # ints stay ints, floats floats
+
+
+@pytest.mark.parametrize("body, words", [
+    (b"[1, 2]", "Is not object"), (b"null", "Is not object"), (b'{"a": 1,}', "Parse error"),
+    (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
+])
+def test_request_json_errors(body, words):
+    with pytest.raises(rest_api.ApiError, match=words):
+        rest_api.parse_request(body)
 
 
 def test_b64_strings_in_and_out(tmp_path):
@@ -241,6 +266,45 @@ def test_new_version_is_loaded_old_unloaded_after_in_flight(tmp_path):
             _, doc = await _call(client, "POST", "/v1/models/m:predict", {"inputs": [[0, 0, 0]]})
             assert doc == {"outputs": [[3.0, 3.0]]}
     run(body())
+
+
+def test_version_changes_call_on_change_and_settle_heap_frees_unloaded_versions(tmp_path):
+    import gc
+    import weakref
+
+    from tensorflux.serving import server
+    changes = []
+    base = make_base(tmp_path, 1)
+    config = ModelConfig("m", str(base), model_manager.parse_version_policy("latest"), {})
+    manager = ModelManager(config, FakeLoader(), on_change=lambda: changes.append(
+        [(n, v.state) for n, v in sorted(manager._versions.items())]))
+    manager.poll()
+    assert changes == [[(1, "AVAILABLE")]]
+    (base / "2").mkdir()
+    manager.poll()
+    for _ in range(200):  # version 1 unloads in its own thread
+        if len(changes) == 3:
+            break
+        time.sleep(0.01)
+    assert changes[1:] == [[(1, "AVAILABLE"), (2, "AVAILABLE")], [(1, "END"), (2, "AVAILABLE")]]
+
+    # What settle_heap is for: a frozen object in a cycle outlives its last reference
+    # until the next settle_heap unfreezes and collects (as after a version's unload).
+    class Node:
+        pass
+    node = Node()
+    node.cycle = node
+    ref = weakref.ref(node)
+    try:
+        server.settle_heap()
+        assert gc.get_freeze_count() > 0
+        del node
+        gc.collect()
+        assert ref() is not None
+        server.settle_heap()
+        assert ref() is None
+    finally:
+        gc.unfreeze()
 
 
 def test_version_policies_and_config_file(tmp_path):
