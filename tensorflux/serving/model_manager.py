@@ -204,11 +204,12 @@ def _error_code(exc):
 class ModelManager:
     """The versions of one model; thread-safe (polls in a worker, requests on the loop)."""
 
-    def __init__(self, config: ModelConfig, loader, make_batcher=None):
+    def __init__(self, config: ModelConfig, loader, make_batcher=None, on_change=None):
         self.config = config
         self.name = config.name
         self._loader = loader
         self._make_batcher = make_batcher
+        self._on_change = on_change  # called after a version is loaded or unloaded
         self._versions = {}     # number -> _Version, including ended ones (for status)
         self._lock = threading.Lock()
         self._closed = False
@@ -283,6 +284,8 @@ class ModelManager:
             entry.state = "AVAILABLE"
         log.info("Successfully loaded servable version {name: %s version: %d}", self.name,
                  entry.number)
+        if self._on_change is not None:
+            self._on_change()
 
     def _retire(self, entry):  # holds the lock
         entry.state = "UNLOADING"
@@ -308,6 +311,8 @@ class ModelManager:
             entry.servable = entry.batcher = None
         log.info("Done unloading servable version {name: %s version: %d}", self.name,
                  entry.number)
+        if self._on_change is not None:
+            self._on_change()
 
     # -- requests (event loop) -----------------------------------------------------------
 

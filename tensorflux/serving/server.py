@@ -19,6 +19,7 @@ the event loop only parses, routes and answers.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import re
@@ -232,6 +233,21 @@ def _version(text):
     if number >= 1 << 63:
         raise ApiError(f"version {text} is out of the int64 range", 404)
     return number
+
+
+def settle_heap():
+    """Collects garbage, then moves every object alive now (JAX, the loaded models, the
+    server) into the collector's permanent generation (`gc.freeze`).
+
+    Requests allocate many short-lived containers (parsed JSON lists); with dozens in
+    flight, some survive into the oldest generation and trigger full collections that
+    walk the whole heap, ~18% of the event loop's CPU under load in `perf`, ~7% with the
+    long-lived heap frozen. `tensorflux serve` calls this once the models are loaded and
+    after each version change (unfreezing first, so an unloaded version is freed). The
+    collection holds the GIL for a moment: requests pause briefly at those times."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def run_event_loop(coroutine):

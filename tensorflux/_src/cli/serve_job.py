@@ -56,8 +56,8 @@ def serve(model_name=None, model_base_path=None, port=None, rest_api_port=None,
         return batching.Batcher(servable.run, params)
     managers = {}
     for config in configs:
-        manager = model_manager.ModelManager(config, loader,
-                                             make_batcher if params else None)
+        manager = model_manager.ModelManager(config, loader, make_batcher if params else None,
+                                             on_change=server.settle_heap)
         manager.poll()
         if manager.last_poll_error:
             logging.getLogger("tensorflux.serving").warning("%s", manager.last_poll_error)
