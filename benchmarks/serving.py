@@ -3,8 +3,9 @@
 Trains the digits LeNet for one epoch, exports it, and starts `tensorflux serve` as a
 subprocess on a loopback port, once plain and once with --enable_batching (both up at
 once; each cell's load alternates between them in --rounds rounds). A load
-generator in this process (aiohttp, on uvloop when installed) keeps `concurrency` predict requests of one image
-each in flight, for at most --requests requests or --seconds seconds per cell, after a
+generator in this process (raw keep-alive HTTP/1.1 on uvloop when installed, kept as
+light as it can be since it shares the cores with the server) keeps `concurrency`
+predict requests of one image each in flight, for at most --requests requests or --seconds seconds per cell, after a
 warm-up that compiles every batch size. Reported per cell: requests/sec, p50 and p99
 latency; the reference is the same server without batching, measured in the same run
 (the batched/plain throughput ratio). Prints a table; writes
@@ -77,43 +78,106 @@ class Server:
         self.process.wait(timeout=30)
 
 
-async def _load(url, bodies, concurrency, max_requests, max_seconds):
-    import aiohttp
+class _Connection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection sending prepared requests, one at a time.
 
+    The load generator shares the machine's cores with the server, so it is kept as
+    light as `wrk`: requests are prebuilt bytes and an answer is read only as far as its
+    status line and Content-Length (aiohttp's client spent several times more CPU per
+    request, taken from the server it measures)."""
+
+    def __init__(self):
+        self._buffer = bytearray()
+        self._waiter = None
+        self._transport = None
+
+    def connection_made(self, transport):
+        self._transport = transport
+
+    def data_received(self, data):
+        self._buffer += data
+        self._answer_if_complete()
+
+    def connection_lost(self, exc):
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_exception(ConnectionError(f"server closed the connection: {exc}"))
+
+    def _answer_if_complete(self):
+        head_end = self._buffer.find(b"\r\n\r\n")
+        if head_end < 0 or self._waiter is None or self._waiter.done():
+            return
+        head = bytes(self._buffer[:head_end]).lower()
+        at = head.find(b"\r\ncontent-length:")
+        if at < 0:
+            self._waiter.set_exception(ValueError("answer without Content-Length"))
+            return
+        line_end = head.find(b"\r\n", at + 2)
+        length = int(head[at + 17:line_end if line_end > 0 else None])
+        total = head_end + 4 + length
+        if len(self._buffer) >= total:
+            del self._buffer[:total]
+            self._waiter.set_result(int(head[9:12]))  # "http/1.1 200 ok"
+
+    async def request(self, raw):
+        """Sends one prepared request; returns the answer's HTTP status."""
+        self._waiter = asyncio.get_running_loop().create_future()
+        self._transport.write(raw)
+        return await self._waiter
+
+    def close(self):
+        self._transport.close()
+
+
+def _prepared_posts(path, bodies):
+    return [b"POST " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: " + str(len(body)).encode()
+            + b"\r\n\r\n" + body for body in bodies]
+
+
+async def _load(port, path, bodies, concurrency, max_requests, max_seconds):
+    """`concurrency` connections each keeping one request in flight, until the request
+    or time budget is spent."""
+    loop = asyncio.get_running_loop()
+    requests = _prepared_posts(path, bodies)
     latencies, errors = [], 0
     issued = 0
     start = time.perf_counter()
     deadline = start + max_seconds
 
-    async def worker(session):
+    async def worker():
         nonlocal issued, errors
-        while issued < max_requests and time.perf_counter() < deadline:
-            body = bodies[issued % len(bodies)]
-            issued += 1
-            t0 = time.perf_counter()
-            async with session.post(url, data=body,
-                                    headers={"Content-Type": "application/json"}) as response:
-                await response.read()
-                if response.status != 200:
+        _, connection = await loop.create_connection(_Connection, "127.0.0.1", port)
+        try:
+            while issued < max_requests and time.perf_counter() < deadline:
+                raw = requests[issued % len(requests)]
+                issued += 1
+                t0 = time.perf_counter()
+                if await connection.request(raw) != 200:
                     errors += 1
-            latencies.append(time.perf_counter() - t0)
+                latencies.append(time.perf_counter() - t0)
+        finally:
+            connection.close()
 
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        await asyncio.gather(*[worker(session) for _ in range(concurrency)])
+    await asyncio.gather(*[worker() for _ in range(concurrency)])
     return {"latencies": latencies, "errors": errors,
             "seconds": time.perf_counter() - start}
 
 
+WARM_UP_CALLS = 12  # per batch size: compiles, and lets the compiler-option autotuner
+# finish (it compiles its second candidate on a later call and times a few of each)
+
+
 def _warm_up(url, images):
-    """Compiles every allowed batch size: one request of exactly that many rows each (a
-    size first met under load would compile then and stall the cell for seconds)."""
+    """Compiles every allowed batch size: requests of exactly that many rows (a size
+    first met under load would compile then and stall the cell for a fraction of a
+    second each time, as measured before the autotuner was warmed too)."""
     import urllib.request
     for size in ALLOWED_BATCH_SIZES:
         body = json.dumps({"instances": images[:size].tolist()}).encode()
-        request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=120) as response:
-            response.read()
+        for _ in range(WARM_UP_CALLS):
+            request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=120) as response:
+                response.read()
 
 
 def _pooled(cells):
@@ -130,8 +194,8 @@ def _pooled(cells):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", default="1,8,64")
-    parser.add_argument("--requests", type=int, default=2000, help="per cell, at most")
-    parser.add_argument("--seconds", type=float, default=8.0, help="per cell, at most")
+    parser.add_argument("--requests", type=int, default=6000, help="per cell, at most")
+    parser.add_argument("--seconds", type=float, default=12.0, help="per cell, at most")
     parser.add_argument("--rounds", type=int, default=4,
                         help="each cell's requests are split over this many rounds, "
                              "alternating plain and batching")
@@ -154,18 +218,18 @@ def main():
 
     results = []
     with Server(base) as plain, Server(base, batching_file) as batched:
-        urls = {"plain": plain.url + ":predict", "batching": batched.url + ":predict"}
-        for url in urls.values():
-            _warm_up(url, images)
+        servers = {"plain": plain, "batching": batched}
+        for server in servers.values():
+            _warm_up(server.url + ":predict", images)
         for level in levels:
             # Rounds alternate the two servers (both stay up; the idle one costs nothing)
             # so a slow spell of the machine hits both modes alike.
-            rounds = {mode: [] for mode in urls}
+            rounds = {mode: [] for mode in servers}
             for _ in range(options.rounds):
-                for mode, url in urls.items():
+                for mode, server in servers.items():
                     rounds[mode].append(run_event_loop(_load(
-                        url, bodies, level, options.requests // options.rounds,
-                        options.seconds / options.rounds)))
+                        server.port, "/v1/models/digits:predict", bodies, level,
+                        options.requests // options.rounds, options.seconds / options.rounds)))
             for mode, cells in rounds.items():
                 cell = _pooled(cells)
                 cell.update(mode=mode, concurrency=level)
