@@ -67,6 +67,7 @@ class Limits:
 _DIGITS_AS_ONES = bytes(0x31 if 0x30 <= b <= 0x39 else 0 for b in range(256))
 _DIGIT_RUN = b"1" * 19
 
+
 def parse_request(body: bytes) -> dict:
     """The request body as a JSON object, or ApiError(400) saying why it is not one."""
     if not body or not body.strip():
