@@ -1,9 +1,10 @@
 """Session.run overhead on already-compiled graphs, against a bare jax.jit call.
 
-Prints a table and writes JSON (benchmarks/results/session_overhead.json). Three
+Prints a table and writes JSON (benchmarks/results/session_overhead.json). Four
 graphs: the README's tiny add of two constants (constant-folded, so no XLA call at
-all), the same add fed through a placeholder (one XLA call), and a 50-op elementwise
-chain fed by a placeholder. Each is compared with the same computation as a bare
+all), the same add fed through a placeholder (one XLA call), a 50-op elementwise
+chain fed by a placeholder, and a reduction of a variable (an evaluation-style run that
+reads variables and writes none). Each is compared with the same computation as a bare
 `jax.jit` call returning numpy, measured in the same process.
 """
 
@@ -85,6 +86,18 @@ def main():
                      median_us(lambda: sess.run(y, {x: xv}), number=args.number),
                      median_us(lambda: np.asarray(jit_chain(xv)), number=args.number)))
         retraced = sess.compile_stats.traces - traces
+
+        # 4. an evaluation-style run: reads a variable, writes none (the variable lives
+        # on the device; the JAX side gets the same array already placed there).
+        v = tf.Variable(xv)
+        read = tf.reduce_sum(tf.nn.relu(v.value()))
+        sess.run(v.initializer)
+        sess.run(read)
+        placed = jax.device_put(xv)
+        jit_read = jax.jit(lambda a: jnp.sum(jax.nn.relu(a)))
+        rows.append(("variable read (no feeds)",
+                     median_us(lambda: sess.run(read), number=args.number),
+                     median_us(lambda: np.asarray(jit_read(placed)), number=args.number)))
 
     print(f"{'graph':28s} {'tensorflux us':>14s} {'jax.jit us':>11s} {'ratio':>7s}")
     results = []
