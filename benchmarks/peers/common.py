@@ -23,6 +23,13 @@ BATCH_NORM = {"resnet50": (0.9, 1e-5), "mobilenet_v2": (0.999, 1e-3)}
 PRECISIONS = ("float32", "bfloat16")
 PAD_ID = 0        # padding targets get no loss (the zoo's convention; never drawn here)
 FIRST_TOKEN = 2   # synthetic tokens avoid 0 (padding) and 1 (end of sequence)
+MASK = -1e9       # added to attention logits that must get no weight, as the zoo does
+
+# The architectures' tables, as the zoo builds them.
+RESNET50_STAGES = ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))  # (width, blocks, stride)
+# (expansion, output channels, repeats, first stride): the MobileNet v2 paper's table 2.
+MOBILENET_V2_BLOCKS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                       (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,10 +81,11 @@ class TransformerConfig:
         return self.vocab_size * d + encoder + decoder
 
 
-def learning_rate(config, step):
-    """The warm-up schedule at `step` (counted from 1), for peers that set it per step."""
+def learning_rate(config, step, minimum=min):
+    """The warm-up schedule at `step` (counted from 1): a Python number, or a tensor when
+    `step` is one and `minimum` is the framework's elementwise minimum."""
     return (config.learning_rate * config.d_model ** -0.5
-            * min(step ** -0.5, step * config.warmup_steps ** -1.5))
+            * minimum(step ** -0.5, step * config.warmup_steps ** -1.5))
 
 
 def smoothing_constants(config, vocab=None):

@@ -128,16 +128,13 @@ def dense(net, name, x, units, use_bias=True, init=glorot_uniform):
 
 
 # -- ResNet-50 v1.5 -------------------------------------------------------------------------------
-RESNET50_STAGES = ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))  # (width, blocks, stride)
-
-
 def resnet50(net, x, num_classes):
     """x: (N, H, W, 3) -> logits (N, num_classes). v1.5: the stride is on the 3x3 conv."""
     import jax
     h = jax.nn.relu(batch_norm(net, "conv1/bn", conv(net, "conv1", x, 64, 7, 2)))
     h = jax.lax.reduce_window(h, -np.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1),
                               [(0, 0), (1, 1), (1, 1), (0, 0)])
-    for s, (width, blocks, stride) in enumerate(RESNET50_STAGES):
+    for s, (width, blocks, stride) in enumerate(common.RESNET50_STAGES):
         for b in range(blocks):
             h = _bottleneck(net, f"stage{s + 1}/block{b + 1}", h, width,
                             stride if b == 0 else 1, project=b == 0)
@@ -159,16 +156,11 @@ def _bottleneck(net, name, x, width, stride, project):
 
 
 # -- MobileNet v2 ---------------------------------------------------------------------------------
-# (expansion, output channels, repeats, first stride), as in the paper's table 2.
-MOBILENET_V2_BLOCKS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
-                       (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
-
-
 def mobilenet_v2(net, x, num_classes):
     import jax
     h = jax.nn.relu6(batch_norm(net, "conv1/bn", conv(net, "conv1", x, 32, 3, 2)))
     i = 0
-    for expansion, channels, repeats, stride in MOBILENET_V2_BLOCKS:
+    for expansion, channels, repeats, stride in common.MOBILENET_V2_BLOCKS:
         for r in range(repeats):
             i += 1
             h = _inverted_residual(net, f"block{i}", h, expansion, channels,
@@ -196,7 +188,6 @@ IMAGE_CLASSIFIERS = {"resnet50": resnet50, "mobilenet_v2": mobilenet_v2}
 
 
 # -- the Transformer (common.TransformerConfig) ---------------------------------------------------
-MASK = -1e9  # added to attention logits that must get no weight, as the zoo does
 
 
 def transformer(net, source, inputs, config):
@@ -208,7 +199,7 @@ def transformer(net, source, inputs, config):
                           lambda rng, s: rng.standard_normal(s) * d ** -0.5)
     memory = memory_bias = None
     if source is not None:
-        memory_bias = jnp.where(source == common.PAD_ID, jnp.float32(MASK),
+        memory_bias = jnp.where(source == common.PAD_ID, jnp.float32(common.MASK),
                                 jnp.float32(0))[:, None, None, :]  # (N, 1, 1, S)
         x = _embed(net, embedding, source, config)
         for i in range(config.num_encoder_layers):
@@ -218,7 +209,7 @@ def transformer(net, source, inputs, config):
                           lambda h, n: _feed_forward(net, n, h, config))
         memory = _layer_norm(net, "encoder/layer_norm", x, config)
     t = inputs.shape[1]
-    causal = np.triu(np.full((t, t), MASK, np.float32), 1)  # (T, T): MASK above the diagonal
+    causal = np.triu(np.full((t, t), common.MASK, np.float32), 1)  # (T, T): MASK above the diagonal
     x = _embed(net, embedding, inputs, config)
     for i in range(config.num_decoder_layers):
         x = _sublayer(net, f"decoder/layer_{i}/self_attention", x, config,
@@ -398,8 +389,7 @@ def transformer_step(batch_size, config=TransformerConfig(), precision="float32"
         v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g * g, v, grads)
         # TF's AdamOptimizer with the warm-up schedule; steps count from 1.
         n = (t + 1).astype(jnp.float32)
-        rate = (config.learning_rate * config.d_model ** -0.5
-                * jnp.minimum(jax.lax.rsqrt(n), n * config.warmup_steps ** -1.5))
+        rate = common.learning_rate(config, n, jnp.minimum)
         lr = rate * jnp.sqrt(1 - b2 ** n) / (1 - b1 ** n)
         params = jax.tree_util.tree_map(lambda p, m, v: p - lr * m / (jnp.sqrt(v) + eps),
                                         params, m, v)

@@ -143,15 +143,12 @@ def dense(net, name, x, units, use_bias=True, init=glorot_uniform):
 
 
 # -- ResNet-50 v1.5 -------------------------------------------------------------------------------
-RESNET50_STAGES = ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))  # (width, blocks, stride)
-
-
 def resnet50(net, x, num_classes):
     """x: (N, H, W, 3) -> logits (N, num_classes). v1.5: the stride is on the 3x3 conv."""
     tf = _tf()
     h = tf.nn.relu(batch_norm(net, "conv1/bn", conv(net, "conv1", x, 64, 7, 2)))
     h = tf.nn.max_pool2d(h, 3, 2, "SAME")
-    for s, (width, blocks, stride) in enumerate(RESNET50_STAGES):
+    for s, (width, blocks, stride) in enumerate(common.RESNET50_STAGES):
         for b in range(blocks):
             h = _bottleneck(net, f"stage{s + 1}/block{b + 1}", h, width,
                             stride if b == 0 else 1, project=b == 0)
@@ -174,16 +171,11 @@ def _bottleneck(net, name, x, width, stride, project):
 
 
 # -- MobileNet v2 ---------------------------------------------------------------------------------
-# (expansion, output channels, repeats, first stride), as in the paper's table 2.
-MOBILENET_V2_BLOCKS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
-                       (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
-
-
 def mobilenet_v2(net, x, num_classes):
     tf = _tf()
     h = tf.nn.relu6(batch_norm(net, "conv1/bn", conv(net, "conv1", x, 32, 3, 2, "same")))
     i = 0
-    for expansion, channels, repeats, stride in MOBILENET_V2_BLOCKS:
+    for expansion, channels, repeats, stride in common.MOBILENET_V2_BLOCKS:
         for r in range(repeats):
             i += 1
             h = _inverted_residual(net, f"block{i}", h, expansion, channels,
@@ -209,7 +201,6 @@ IMAGE_CLASSIFIERS = {"resnet50": resnet50, "mobilenet_v2": mobilenet_v2}
 
 
 # -- the Transformer (common.TransformerConfig) ---------------------------------------------------
-MASK = -1e9
 
 
 def transformer(net, source, inputs, config):
@@ -221,7 +212,7 @@ def transformer(net, source, inputs, config):
     memory = memory_bias = None
     if source is not None:
         pad = tf.cast(tf.equal(source, common.PAD_ID), tf.float32)
-        memory_bias = (pad * MASK)[:, None, None, :]  # (N, 1, 1, S)
+        memory_bias = (pad * common.MASK)[:, None, None, :]  # (N, 1, 1, S)
         x = _embed(net, embedding, source, config)
         for i in range(config.num_encoder_layers):
             x = _sublayer(net, f"encoder/layer_{i}/self_attention", x, config,
@@ -230,7 +221,7 @@ def transformer(net, source, inputs, config):
                           lambda h, n: _feed_forward(net, n, h, config))
         memory = _layer_norm(net, "encoder/layer_norm", x, config)
     t = inputs.shape[1]
-    causal = tf.constant(np.triu(np.full((t, t), MASK, np.float32), 1))  # (T, T)
+    causal = tf.constant(np.triu(np.full((t, t), common.MASK, np.float32), 1))  # (T, T)
     x = _embed(net, embedding, inputs, config)
     for i in range(config.num_decoder_layers):
         x = _sublayer(net, f"decoder/layer_{i}/self_attention", x, config,
@@ -411,8 +402,7 @@ def transformer_step(batch_size, config=TransformerConfig(), precision="float32"
                                     config)
         grads = tape.gradient(loss, [variables[k] for k in names])
         n = step_count.assign_add(1.0)  # steps count from 1
-        rate = (config.learning_rate * config.d_model ** -0.5
-                * tf.minimum(tf.math.rsqrt(n), n * config.warmup_steps ** -1.5))
+        rate = common.learning_rate(config, n, tf.minimum)
         for k, g in zip(names, grads):
             m, v = slots[k]
             # TF1's AdamOptimizer kernel (bias correction from beta^t inside).

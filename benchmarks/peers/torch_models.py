@@ -108,13 +108,11 @@ def _modules():
             return F.relu(h + (x if self.shortcut is None else self.shortcut(x)))
 
     class ResNet50(nn.Module):
-        STAGES = ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))  # (width, blocks, stride)
-
         def __init__(self, num_classes, bn=common.BATCH_NORM["resnet50"]):
             super().__init__()
             self.conv1, self.bn1 = conv(3, 64, 7, 2), batch_norm(64, bn)
             blocks, c_in = [], 64
-            for width, count, stride in self.STAGES:
+            for width, count, stride in common.RESNET50_STAGES:
                 for b in range(count):
                     blocks.append(Bottleneck(c_in, width, stride if b == 0 else 1, bn))
                     c_in = 4 * width
@@ -150,15 +148,11 @@ def _modules():
             return x + h if self.residual else h
 
     class MobileNetV2(nn.Module):
-        # (expansion, output channels, repeats, first stride): the paper's table 2.
-        BLOCKS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
-                  (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
-
         def __init__(self, num_classes, bn=common.BATCH_NORM["mobilenet_v2"]):
             super().__init__()
             layers = [conv(3, 32, 3, 2), batch_norm(32, bn), nn.ReLU6()]
             c_in = 32
-            for expansion, channels, repeats, stride in self.BLOCKS:
+            for expansion, channels, repeats, stride in common.MOBILENET_V2_BLOCKS:
                 for r in range(repeats):
                     layers.append(InvertedResidual(c_in, expansion, channels,
                                                    stride if r == 0 else 1, bn))
@@ -306,10 +300,11 @@ def parameter_count(name, num_classes=1000, image_size=224, config=None):
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-def _autocast(precision):
+def _autocast(device, precision):
+    """bfloat16 autocast on `device` (for a checked `precision`; cheap enough to enter
+    in every timed step)."""
     torch = _torch()
-    common.check_precision(precision)
-    return torch.autocast(_device(), dtype=torch.bfloat16, enabled=precision == "bfloat16")
+    return torch.autocast(device, dtype=torch.bfloat16, enabled=precision == "bfloat16")
 
 
 def image_classifier_step(name, batch_size, image_size=224, num_classes=1000,
@@ -328,7 +323,7 @@ def image_classifier_step(name, batch_size, image_size=224, num_classes=1000,
 
     def run():
         optimizer.zero_grad(set_to_none=True)
-        with _autocast(precision):
+        with _autocast(device, precision):
             logits = model(x)
         loss = F.cross_entropy(logits.float(), y)
         loss.backward()
@@ -374,7 +369,7 @@ def transformer_step(batch_size, config=TransformerConfig(), precision="float32"
         for group in optimizer.param_groups:
             group["lr"] = common.learning_rate(config, steps[0])
         optimizer.zero_grad(set_to_none=True)
-        with _autocast(precision):
+        with _autocast(device, precision):
             logits = model(source, inputs)
         loss = transformer_loss(logits, targets, config)
         loss.backward()

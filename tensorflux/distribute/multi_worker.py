@@ -115,7 +115,7 @@ class MultiWorkerMirroredStrategy(MirroredStrategy):
         if not isinstance(communication, CollectiveCommunication):
             raise ValueError(f"communication must be a CollectiveCommunication (AUTO, RING "
                              f"or NCCL), not {communication!r}.")
-        self._communication = communication
+        del communication  # checked for TF's signature; XLA chooses the collectives
         self._cluster_resolver = (cluster_resolver if cluster_resolver is not None
                                   else _resolver_lib.TFConfigClusterResolver())
         settings, tasks = resolve(self._cluster_resolver, coordinator_address,
@@ -172,10 +172,11 @@ class WorkerReplicas(_devices.Replicas):
         self._row_zero = jax.jit(lambda *xs: tuple(x[0] for x in xs),
                                  out_shardings=self.replicated)
 
-    def jit(self, fn, data_args, data_inputs=(), **kwargs):
+    def jit(self, fn, data_inputs, **kwargs):
         if self.num_processes == 1:  # one worker: exactly MirroredStrategy's placement
-            return super().jit(fn, data_args, **kwargs)
+            return super().jit(fn, data_inputs, **kwargs)
         jitted = jax.jit(fn, out_shardings=self.replicated, **kwargs)
+        data_args = len(data_inputs)
         per_worker = [_is_per_worker(t) for t in data_inputs]
         names = [t.name for t in data_inputs]
         converted = {}  # argument position -> (weakref to a local array, its global copy)

@@ -49,6 +49,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 import tensorflux as tf
+from tensorflux.models import precision
 from tensorflux.models.registry import ModelSpec, register
 
 PAD_ID = 0
@@ -246,18 +247,8 @@ def _decoder_layer(x, self_bias, memory, memory_bias, config, training):
     return _residual(x, lambda h: feed_forward(h, config), config, training, "ffn")
 
 
-def _mixed_precision_getter(getter, name, *args, **kwargs):
-    """A variable requested in bfloat16 (dense layers take their dtype from bfloat16
-    inputs) is created in float32 and read through a cast to bfloat16."""
-    requested = kwargs.get("dtype")
-    if requested == tf.bfloat16:
-        kwargs["dtype"] = tf.float32
-    variable = getter(name, *args, **kwargs)
-    return tf.cast(variable, tf.bfloat16) if requested == tf.bfloat16 else variable
-
-
 def _model_scope(config):
-    getter = _mixed_precision_getter if config.activation_dtype == "bfloat16" else None
+    getter = precision.bfloat16_getter if config.activation_dtype == "bfloat16" else None
     return tf.variable_scope(_SCOPE, reuse=tf.AUTO_REUSE, custom_getter=getter)
 
 

@@ -123,7 +123,7 @@ def test_bfloat16_computes_in_bfloat16_with_float32_weights(tiny_model):
                     reason="the zoo's resnet.py is not there yet")
 def test_jax_resnet50_has_the_zoo_parameter_count():
     from tensorflux import models
-    peers = bench_job.load_jax_peers()
+    peers = bench_job.load_peer("jax_models")
     images = tf.placeholder(tf.float32, [None, 224, 224, 3])
     models.build("resnet50", images, num_classes=1000, training=True)
     zoo = sum(int(np.prod(v.shape.as_list())) for v in tf.trainable_variables())

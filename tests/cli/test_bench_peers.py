@@ -120,7 +120,7 @@ def test_classifier_peer_step_lowers_the_loss(module_name, model):
                            "minute on 2 CPU cores; set TENSORFLUX_FULL_MODELS=1")
 @pytest.mark.parametrize("model", sorted(PUBLISHED))
 def test_jax_classifier_peer_step_lowers_the_loss(model):
-    _classifier_step_lowers_the_loss(bench_job.load_jax_peers(), model)
+    _classifier_step_lowers_the_loss(bench_job.load_peer("jax_models"), model)
 
 
 def _classifier_step_lowers_the_loss(peer, model):
@@ -175,7 +175,7 @@ def test_transformer_bench_compares_with_the_jax_peer(tmp_path, tiny_lm, monkeyp
     assert "time tfx/JAX" in printed and "time tfx/torch" not in printed
     results = json.loads((out / "bench.json").read_text())
     assert results["unit"] == "tokens" and results["seq_len"] == 8
-    assert results["config"]["parameters"] == transformer.parameter_count(SMALL_LM)
+    assert results["config"]["parameters"] == _zoo_transformer_count(SMALL_LM)
     assert [p["key"] for p in results["peers"]] == ["jax"]
     assert len(results["skipped_peers"]) == 2
     (row,) = results["rows"]

@@ -168,10 +168,6 @@ def load_peer(module_name):
     return importlib.import_module(f"{package.__name__}.{module_name}")
 
 
-def load_jax_peers():
-    return load_peer("jax_models")
-
-
 def select_peers(spec):
     """(the peers to time, one note per peer left out). A peer is left out when
     benchmarks/peers is missing, when it has no such model, or when its framework does

@@ -19,22 +19,9 @@ import numpy as np
 
 import tensorflux as tf
 from tensorflux import models
+from tensorflux.models.precision import bfloat16_getter
 
 LEARNING_RATE, MOMENTUM = 0.1, 0.9
-
-
-# -- mixed precision ----------------------------------------------------------------------------
-def bfloat16_getter(getter, name, *args, **kwargs):
-    """TPU-style bfloat16 scope: a variable requested in bfloat16 (layers take their dtype
-    from their bfloat16 inputs) is created in float32 (the master copy the optimizer
-    updates) and read through a cast to bfloat16."""
-    requested = kwargs.get("dtype")
-    if requested == tf.bfloat16:
-        kwargs["dtype"] = tf.float32
-    variable = getter(name, *args, **kwargs)
-    if requested == tf.bfloat16:
-        return tf.cast(variable, tf.bfloat16)
-    return variable
 
 
 def classifier_logits(name, images, num_classes, precision, training=True):
@@ -175,7 +162,9 @@ class TransformerTrainStep(_SessionStep):
         local = [tf.GraphKeys.LOCAL_VARIABLES]
 
         def tokens(length, name):
-            ids = rng.integers(2, config.vocab_size, (batch_size, length)).astype(np.int32)
+            # Real tokens only: no padding, no end-of-sequence.
+            ids = rng.integers(transformer.EOS_ID + 1, config.vocab_size,
+                               (batch_size, length)).astype(np.int32)
             return tf.Variable(ids, trainable=False, collections=local, name=name)
 
         self.graph = tf.Graph()

@@ -78,7 +78,7 @@ class Cluster:
         # data_inputs: many-host replicas decide by the tensors which arguments are a
         # worker's own slice of the batch (tensorflux/distribute/multi_worker.py).
         jitted = [devices.jit_on(run_graph, self.device, opts, donate, self.replicas,
-                                 data_args=len(traced_inputs), data_inputs=traced_inputs)
+                                 data_inputs=traced_inputs)
                   for opts in self._options_tried]
         self._stats.executables += 1
         return jitted[0] if len(jitted) == 1 else options.Autotuner(jitted, self._options_tried)

@@ -60,15 +60,15 @@ def on_device(value, sharding):
 
 
 def jit_on(fn, device, compiler_options=None, donate_argnums=(), replicas=None,
-           data_args=0, data_inputs=()):
+           data_inputs=()):
     """`jax.jit(fn)` placed on `device` (no sharding overhead on the default device),
-    or run as SPMD over `replicas` (see `Replicas.jit`; `data_args` leading arguments
-    are data that may be split along their first axis; `data_inputs`, their tensors)."""
+    or run as SPMD over `replicas` (see `Replicas.jit`; the leading arguments, one per
+    tensor of `data_inputs`, are data that may be split along their first axis)."""
     kwargs = {"donate_argnums": donate_argnums} if donate_argnums else {}
     if compiler_options:
         kwargs["compiler_options"] = dict(compiler_options)
     if replicas is not None:
-        return replicas.jit(fn, data_args, data_inputs=data_inputs, **kwargs)
+        return replicas.jit(fn, data_inputs, **kwargs)
     if device != jax.devices()[0]:
         sharding = SingleDeviceSharding(device)
         kwargs.update(in_shardings=sharding, out_shardings=sharding)
@@ -109,16 +109,17 @@ class Replicas:
             return value
         return jax.device_put(value, sharding)
 
-    def jit(self, fn, data_args, data_inputs=(), **kwargs):
+    def jit(self, fn, data_inputs, **kwargs):
         """`fn` is a cluster's traced function, returning (exports, written variables,
         effects): the written variables stay replicated (so a donated variable is updated
         in place on every device); XLA picks the layout of the other outputs.
 
-        `data_inputs` (the tensors of the data arguments) is unused here: many-host
-        replicas (tensorflux/distribute/multi_worker.py) tell by them which arguments
-        are a worker's slice of the global batch."""
+        `fn`'s leading arguments are data, one per tensor of `data_inputs` (many-host
+        replicas, tensorflux/distribute/multi_worker.py, tell by the tensors which are a
+        worker's slice of the global batch)."""
         jitted = jax.jit(fn, out_shardings=(None, self.replicated, None), **kwargs)
         replicated, place = self.replicated, self.place
+        data_args = len(data_inputs)
 
         def call(*args):
             placed = [place(a, self.data_sharding(a)) for a in args[:data_args]]
