@@ -281,7 +281,7 @@ def test_ps_task_applies_the_optimizers_update_rule_and_drops_stale_gradients():
     from tensorflux._src.distribute.ps import model_layout
     from tensorflux._src.distribute.ps.ps_task import ParameterServerTask
 
-    layout, _, init = model_layout.inspect_model(softmax_model, num_ps=1)
+    layout, init = model_layout.inspect_model(softmax_model, num_ps=1)
     g1 = {"w": np.full((64, 10), 0.5, np.float32), "b": np.arange(10, dtype=np.float32)}
     g2 = {"w": np.full((64, 10), -0.1, np.float32), "b": np.ones(10, np.float32)}
     metrics = {"loss": 1.0}
@@ -337,7 +337,7 @@ def test_update_ops_run_on_the_ps_with_values_the_worker_computes():
     from tensorflux._src.distribute.ps.ps_task import ParameterServerTask
     from tensorflux._src.distribute.ps.worker_task import WorkerTask
 
-    layout, _, init = model_layout.inspect_model(batch_norm_model, num_ps=1)
+    layout, init = model_layout.inspect_model(batch_norm_model, num_ps=1)
     assert {s.name: s.update for s in layout.variables if s.update} == {
         "batch_normalization/moving_mean": "AssignSub",
         "batch_normalization/moving_variance": "AssignSub"}

@@ -23,6 +23,22 @@ OPTIMIZERS = {
 EVAL_BATCH = 1000  # large batches evaluate fast; bounded so big test sets fit in memory
 
 
+def check_training(optimizer, learning_rate):
+    """UsageError unless --optimizer names one of OPTIMIZERS and --lr is positive."""
+    if optimizer not in OPTIMIZERS:
+        raise UsageError(f"--optimizer {optimizer!r} is unknown; choose one of "
+                         f"{', '.join(OPTIMIZERS)}")
+    if not learning_rate > 0:
+        raise UsageError(f"--lr must be positive, got {learning_rate}")
+
+
+def scheduled_optimizer(optimizer, learning_rate, global_step, total_steps):
+    """(optimizer, its rate tensor): `optimizer` on a cosine decay of `learning_rate`
+    over `total_steps` of `global_step`, in the default graph."""
+    rate = tf.train.cosine_decay(learning_rate, global_step, max(total_steps, 1))
+    return OPTIMIZERS[optimizer](rate), rate
+
+
 class ClassifierGraph:
     """Placeholders in, per-batch loss sum and correct count out."""
 
@@ -55,17 +71,12 @@ class ClassifierGraph:
 
     def add_training(self, optimizer, learning_rate, total_steps):
         """The train op (with batch norm's UPDATE_OPS), a cosine schedule, summaries."""
-        if optimizer not in OPTIMIZERS:
-            raise UsageError(f"--optimizer {optimizer!r} is unknown; choose one of "
-                             f"{', '.join(OPTIMIZERS)}")
-        if not learning_rate > 0:
-            raise UsageError(f"--lr must be positive, got {learning_rate}")
+        check_training(optimizer, learning_rate)
         with self.graph.as_default():
-            self.learning_rate = tf.train.cosine_decay(
-                learning_rate, self.global_step, max(total_steps, 1))
+            opt, self.learning_rate = scheduled_optimizer(optimizer, learning_rate,
+                                                          self.global_step, total_steps)
             with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
-                self.train_op = OPTIMIZERS[optimizer](self.learning_rate).minimize(
-                    self.loss, global_step=self.global_step)
+                self.train_op = opt.minimize(self.loss, global_step=self.global_step)
             # The same tags as the validation summaries, so TensorBoard overlays the
             # training and eval runs in one chart per metric.
             tf.summary.scalar("loss", self.loss)

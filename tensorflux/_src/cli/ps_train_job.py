@@ -18,19 +18,17 @@ asynchronous step applies one worker's batch, each synchronous step N - B of the
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
 
 import tensorflux as tf
-from tensorflux._src.cli import data_source, report, train_job
+from tensorflux._src.cli import report, train_job
 from tensorflux._src.cli.errors import UsageError
 from tensorflux._src.cli.model_graph import (
-    OPTIMIZERS, ClassifierGraph, evaluate_splits, scalar_summary,
+    ClassifierGraph, evaluate_splits, scalar_summary, scheduled_optimizer,
 )
 
-PS_OPTIONS = ("workers", "ps", "sync", "backup_workers", "address")
 PROGRESS_EVERY_S = 2.0
 
 
@@ -55,9 +53,8 @@ class ClassifierOptimizer:
         self.replicas_to_aggregate, self.workers = replicas_to_aggregate, workers
 
     def __call__(self):
-        rate = tf.train.cosine_decay(self.learning_rate, tf.train.get_or_create_global_step(),
-                                     max(self.total_steps, 1))
-        opt = OPTIMIZERS[self.name](rate)
+        opt, _ = scheduled_optimizer(self.name, self.learning_rate,
+                                     tf.train.get_or_create_global_step(), self.total_steps)
         if self.replicas_to_aggregate is not None:
             opt = tf.train.SyncReplicasOptimizer(opt, self.replicas_to_aggregate, self.workers)
         return opt
@@ -107,18 +104,7 @@ def check_options(workers, ps, sync, backup_workers):
 def train(workers=None, ps=None, sync=None, backup_workers=None, address=None, **given):
     """Runs the parameter-server training job; returns the final results as a dict."""
     ps, replicas = check_options(workers, ps, sync, backup_workers)
-    run, stored = train_job.find_run(given)
-    options = train_job.resolve_options({k: v for k, v in given.items() if k != "logdir"},
-                                        stored)
-    if options["optimizer"] not in OPTIMIZERS:
-        raise UsageError(f"--optimizer {options['optimizer']!r} is unknown; choose one of "
-                         f"{', '.join(OPTIMIZERS)}")
-    if not options["lr"] > 0:
-        raise UsageError(f"--lr must be positive, got {options['lr']}")
-    data = data_source.load(options["dataset"], seed=options["seed"])
-    if stored is None and os.path.exists(os.path.join(run.path, "checkpoint")):
-        raise UsageError(f"{run.path} has checkpoints but no run.json; pass another "
-                         f"--logdir or delete the directory")
+    run, stored, options, data = train_job.prepare_run(given)
     per_step = (replicas or 1) * options["batch_size"]
     steps_per_epoch = -(-len(data.train) // per_step)
     total_steps = steps_per_epoch * options["epochs"]

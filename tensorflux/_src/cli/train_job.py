@@ -17,7 +17,9 @@ import numpy as np
 import tensorflux as tf
 from tensorflux._src.cli import classifiers, data_source, report
 from tensorflux._src.cli.errors import UsageError
-from tensorflux._src.cli.model_graph import ClassifierGraph, evaluate_splits, scalar_summary
+from tensorflux._src.cli.model_graph import (
+    ClassifierGraph, check_training, evaluate_splits, scalar_summary,
+)
 from tensorflux._src.cli.run_dir import RunDirectory
 
 DEFAULTS = {"model": "auto", "dataset": "digits", "epochs": 25, "batch_size": 64,
@@ -27,6 +29,10 @@ DEFAULTS = {"model": "auto", "dataset": "digits", "epochs": 25, "batch_size": 64
 TABLE_DEFAULTS = {"epochs": 100, "batch_size": 16, "lr": 1e-2}
 FIXED_ON_RESUME = ("model", "dataset", "optimizer", "batch_size", "seed")
 SUMMARY_EVERY_STEPS = 10
+
+
+# Options that make `tensorflux train` parameter-server training (ps_train_job.py).
+PS_OPTIONS = ("workers", "ps", "sync", "backup_workers", "address")
 
 
 def default_logdir(model, dataset):
@@ -69,18 +75,25 @@ def find_run(given):
     return run, run.read_config()
 
 
-def train(**given):
-    """Runs the training job; returns the final results as a dict."""
-    if any(given.get(k) is not None for k in ("workers", "ps", "sync", "backup_workers",
-                                              "address")):
-        from tensorflux._src.cli import ps_train_job  # parameter-server training on Ray
-        return ps_train_job.train(**given)
+def prepare_run(given):
+    """(run directory, its stored options or None, the options, the dataset) for a
+    training command, after checking the optimizer options."""
     run, stored = find_run(given)
     options = resolve_options({k: v for k, v in given.items() if k != "logdir"}, stored)
+    check_training(options["optimizer"], options["lr"])
     data = data_source.load(options["dataset"], seed=options["seed"])
     if stored is None and os.path.exists(os.path.join(run.path, "checkpoint")):
         raise UsageError(f"{run.path} has checkpoints but no run.json; pass another "
                          f"--logdir or delete the directory")
+    return run, stored, options, data
+
+
+def train(**given):
+    """Runs the training job; returns the final results as a dict."""
+    if any(given.get(k) is not None for k in PS_OPTIONS):
+        from tensorflux._src.cli import ps_train_job  # parameter-server training on Ray
+        return ps_train_job.train(**given)
+    run, stored, options, data = prepare_run(given)
 
     steps_per_epoch = -(-len(data.train) // options["batch_size"])
     total_steps = steps_per_epoch * options["epochs"]

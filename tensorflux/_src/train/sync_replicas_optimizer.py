@@ -63,15 +63,13 @@ class SyncReplicasOptimizer(Optimizer):
         if variable_averages is not None:
             raise NotImplementedError("SyncReplicasOptimizer(variable_averages=...) is not "
                                       "supported: tensorflux has no ExponentialMovingAverage")
+        del variables_to_average  # only used with variable_averages
         super().__init__(use_locking, name)
         _log.info("SyncReplicasV2: replicas_to_aggregate=%s; total_num_replicas=%s",
                   replicas_to_aggregate, total_num_replicas)
         self._opt = opt
         self._replicas_to_aggregate = replicas_to_aggregate
         self._total_num_replicas = total_num_replicas
-        self._tokens_per_step = max(total_num_replicas, replicas_to_aggregate)
-        self._variable_averages = variable_averages
-        self._variables_to_average = variables_to_average
         self._gradients_applied = False
         self._global_step = None
         self._local_step = None
@@ -107,8 +105,8 @@ class SyncReplicasOptimizer(Optimizer):
         collections = [GraphKeys.LOCAL_VARIABLES]
         with _graph.control_dependencies(None):
             self._local_step = tf.Variable(0, trainable=False, collections=collections,
-                                        dtype=global_step.dtype.base_dtype,
-                                        name="sync_rep_local_step")
+                                           dtype=global_step.dtype.base_dtype,
+                                           name="sync_rep_local_step")
         self.local_step_init_op = state_ops.assign(self._local_step, global_step)
         if self._replicas_to_aggregate == 1:  # the mean of one gradient is the gradient
             train_op = self._opt.apply_gradients(grads_and_vars, global_step, name=name)
@@ -120,7 +118,6 @@ class SyncReplicasOptimizer(Optimizer):
             self.chief_init_op = control_ops.group(
                 variables_initializer([v for v in local_vars if v is not self._local_step]),
                 name="sync_replicas_init")
-        self.ready_for_local_init_op = None
         self._gradients_applied = True
         return train_op
 
@@ -130,14 +127,14 @@ class SyncReplicasOptimizer(Optimizer):
         accumulators, adds = [], []
         with _graph.control_dependencies(None):
             count = tf.Variable(0, trainable=False, collections=collections,
-                             name="sync_rep_count")
+                                name="sync_rep_count")
         for grad, var in grads_and_vars:
             if grad is None:
                 continue
             with _graph.control_dependencies(None), _graph.device(var.device):
                 accum = tf.Variable(tf.zeros(var.shape.as_list(), var.dtype.base_dtype),
-                                 trainable=False, collections=collections,
-                                 name=var.op.name + "/grad_accum")
+                                    trainable=False, collections=collections,
+                                    name=var.op.name + "/grad_accum")
             accumulators.append((accum, var))
             adds.append(accum.assign_add(grad))
         with _graph.control_dependencies(adds + [count.assign_add(1)]):
@@ -154,8 +151,7 @@ class SyncReplicasOptimizer(Optimizer):
                 resets.append(self._local_step.assign(global_step.read_value()))
                 return control_ops.group(*resets)
 
-        train_op = tf.cond(ready, apply_mean, control_ops.no_op,
-                                         name="sync_replicas_step")
+        train_op = tf.cond(ready, apply_mean, control_ops.no_op, name="sync_replicas_step")
         train_op = getattr(train_op, "op", train_op)
         train_ops = _graph.get_collection_ref(GraphKeys.TRAIN_OP)
         if train_op not in train_ops:

@@ -38,13 +38,6 @@ def prefix_for(directory, basename, step):
     return os.path.join(directory, f"{basename}-{step}")
 
 
-def write_shard(prefix, task, num_shards, tensors, shard_save_id):
-    """Writes ps `task`'s tensors ({name: ndarray}) as data shard `task` of `prefix`;
-    returns their index entries."""
-    return checkpoint_format.write_data_shard(prefix, task, num_shards, tensors,
-                                              shard_save_id)
-
-
 class CheckpointKeeper:
     """The driver's side: commits checkpoints whose shards are all written, keeps the
     newest `max_to_keep`, finds the latest and cleans up after killed writers."""

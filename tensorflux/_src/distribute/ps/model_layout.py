@@ -153,7 +153,7 @@ def _update_ops(items):
 
 
 def inspect_model(model_fn, num_ps, ps_strategy=None):
-    """(ModelLayout, ModelGraph, initial values) for `model_fn` on `num_ps` ps tasks."""
+    """(ModelLayout, initial values) for `model_fn` on `num_ps` ps tasks."""
     import tensorflux as tf
 
     model = ModelGraph(model_fn)
@@ -179,4 +179,11 @@ def inspect_model(model_fn, num_ps, ps_strategy=None):
     non_slot = by_name[min(model.gradients)].task
     layout = ModelLayout(tuple(specs), num_ps, model.global_step, chief, non_slot,
                          tuple(model.metrics))
-    return layout, model, model.initial_values()
+    return layout, model.initial_values()
+
+
+def mean_metrics(metrics):
+    """The per-key mean of metric dicts ({name: float}); keys of the first dict."""
+    if not metrics:
+        return {}
+    return {k: float(np.mean([m[k] for m in metrics if k in m])) for k in metrics[0]}

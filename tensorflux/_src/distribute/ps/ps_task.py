@@ -33,6 +33,8 @@ import time
 import numpy as np
 
 from tensorflux._src.distribute.ps import checkpoints
+from tensorflux._src.distribute.ps.model_layout import mean_metrics
+from tensorflux._src.train import checkpoint_format
 
 
 def make_optimizer(optimizer):
@@ -252,8 +254,7 @@ class ParameterServerTask:
         self._changed(self._version + 1)  # apply_gradients incremented global_step
         self._counters["applied"] += 1
         if self.task == self.layout.chief_task:
-            merged = {k: float(np.mean([m[k] for m in metrics])) for k in metrics[0]}
-            self._metrics_log.append((self._version, merged))
+            self._metrics_log.append((self._version, mean_metrics(metrics)))
         if self.save_steps and self._version % self.save_steps == 0:
             self._save_shard(self._version)
 
@@ -272,8 +273,9 @@ class ParameterServerTask:
         values = self.sess.run([self.saved[n] for n in names])
         shard_id = checkpoints.save_id(self.run_id, self._generation, step)
         prefix = checkpoints.prefix_for(self.checkpoint_dir, self.basename, step)
-        entries = checkpoints.write_shard(prefix, self.task, self.layout.num_ps,
-                                          dict(zip(names, map(np.asarray, values))), shard_id)
+        tensors = dict(zip(names, map(np.asarray, values)))
+        entries = checkpoint_format.write_data_shard(prefix, self.task, self.layout.num_ps,
+                                                     tensors, shard_id)
         if report:
             self._saved.append((self._generation, step, entries, shard_id, time.time()))
         return entries

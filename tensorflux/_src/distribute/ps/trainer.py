@@ -59,6 +59,7 @@ import uuid
 import numpy as np
 
 from tensorflux._src.distribute.ps import checkpoints, model_layout, ray_runtime
+from tensorflux._src.distribute.ps.model_layout import mean_metrics
 from tensorflux._src.distribute.ps.ps_task import ParameterServerTask
 from tensorflux._src.distribute.ps.worker_task import TOTALS, WorkerTask
 
@@ -137,7 +138,7 @@ def _inspect_optimizer(optimizer, num_workers):
                             f"returned {opt!r}")
     else:
         inner = opt._opt if isinstance(opt, SyncReplicasOptimizer) else opt
-        if inner.variables() or inner._slots:
+        if inner.variables():
             raise ValueError(f"optimizer {inner.get_name()!r} has already created variables "
                              f"in a graph; pass a new optimizer, or a function that builds "
                              f"one (e.g. optimizer=lambda: tf.train.AdamOptimizer(1e-3))")
@@ -204,7 +205,7 @@ class ParameterServerTraining:
         self.sync = self.replicas_to_aggregate is not None
         self.model_fn, self.optimizer, self.input_fn = model_fn, optimizer, input_fn
         self.address = address
-        self.layout, _, self._initial_values = model_layout.inspect_model(
+        self.layout, self._initial_values = model_layout.inspect_model(
             model_fn, self.num_ps, ps_strategy)
         # The ps tasks run elsewhere (another directory, maybe another machine sharing
         # the file system): they get the absolute path.
@@ -324,7 +325,8 @@ class ParameterServerTraining:
         ray.get(refs)  # raises the constructor's error, if any
 
     def _reset_ps(self):
-        """Every ps task restores the latest checkpoint, or the initial values."""
+        """Every ps task restores the latest checkpoint, or the initial values; returns
+        the checkpoint's prefix (None: the initial values)."""
         ray = ray_runtime.require()
         self._generation += 1
         if self.keeper:
@@ -342,6 +344,7 @@ class ParameterServerTraining:
         versions = ray.get(calls)
         self._global_step = versions[self.layout.chief_task]
         self._pending = {}
+        return latest
 
     # -- training -------------------------------------------------------------------------------
     def train(self, steps=None, max_steps=None, on_progress=None, on_checkpoint=None,
@@ -410,8 +413,8 @@ class _TrainingLoop:
                     and job._global_step > progress_step):
                 rate = (job._global_step - progress_step) / (now - progress_at)
                 self.on_progress(Progress(job._global_step, self.target, rate,
-                                          _mean(self.since_progress), self.worker_restarts,
-                                          self.ps_restarts))
+                                          mean_metrics(self.since_progress),
+                                          self.worker_restarts, self.ps_restarts))
                 progress_at, progress_step, self.since_progress = now, job._global_step, []
         self._poll_ps()
         seconds = time.perf_counter() - started
@@ -423,7 +426,7 @@ class _TrainingLoop:
         return TrainingResult(
             global_step=job._global_step, seconds=seconds,
             steps_per_sec=(job._global_step - first_step) / max(seconds, 1e-9),
-            metrics=_mean([m for _, m in tail]), metrics_log=log,
+            metrics=mean_metrics([m for _, m in tail]), metrics_log=log,
             gradients_applied=self.counters["applied"],
             stale_gradients_dropped=self.counters["stale_dropped"],
             worker_steps=self.totals["steps"], steps_by_worker=self.steps_by_worker,
@@ -527,7 +530,7 @@ class _TrainingLoop:
         upto = [m for s, m in self.since_checkpoint if s <= step]
         self.since_checkpoint = [(s, m) for s, m in self.since_checkpoint if s > step]
         if self.on_checkpoint:
-            self.on_checkpoint(CheckpointInfo(step, prefix, _mean(upto), saved_at))
+            self.on_checkpoint(CheckpointInfo(step, prefix, mean_metrics(upto), saved_at))
 
     def _recover_ps(self, failed):
         """Replaces the dead ps tasks and returns every ps to the latest checkpoint."""
@@ -550,8 +553,7 @@ class _TrainingLoop:
             job._ps[task] = job._new_ps(task)
         job._wait_ready(job._ps, "ps", job.ps_options)
         seen = job._global_step
-        job._reset_ps()
-        self.restores.append((seen, job.keeper.latest() if job.keeper else None))
+        self.restores.append((seen, job._reset_ps()))
         self.ray.get([ps.resume.remote(self.target) for ps in job._ps])
         self.stopping = job._global_step >= self.target  # a restore may go back before it
         if not self.stopping:
@@ -568,9 +570,3 @@ class _TrainingLoop:
                                    checkpoints.save_id(job.run_id, job._generation, step),
                                    job.num_ps)
         self._committed(step, prefix, time.time())
-
-
-def _mean(metrics):
-    if not metrics:
-        return {}
-    return {k: float(np.mean([m[k] for m in metrics if k in m])) for k in metrics[0]}
