@@ -73,6 +73,22 @@ from tensorflux._src.io.readers import (  # noqa: F401
     WholeFileReader, read_file, write_file,
 )
 
+# Program scaffolding: tf.app, tf.flags, tf.logging, tf.gfile, tf.test, tf.config, versions.
+
+# Linear algebra: tf.linalg and its top-level names (cholesky, matrix_*, svd, norm, ...).
+
+# Signal processing (tf.signal, tf.spectral, top-level FFTs), tf.bitwise, tf.sets.
+
+# The rest of tf.math: segment reductions, special functions, bincount, confusion_matrix.
+
+# Random numbers: tf.random, tf.distributions, tf.initializers.
+
+# Array ops: scatter variants, space/batch/depth moves, patches, sequence_mask, tf.manip.
+
+# Neural-network extras: CTC, fractional and generic pooling, morphology, samplers.
+
+# Framework utilities: tf.nest, dtypes, type specs, graph and session helpers.
+
 from tensorflux._src.io.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,
 )
