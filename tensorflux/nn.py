@@ -8,6 +8,8 @@ from tensorflux._src.ops.sort_ops import top_k  # noqa: F401
 from tensorflux._src.ops.rnn import *  # noqa: F401,F403
 from tensorflux import _nn_rnn_cell as rnn_cell  # noqa: F401,E402
 
-# Neural-network extras: CTC, fractional and generic pooling, morphology, space/depth moves.
+# Neural-network extras: CTC, fractional and generic pooling, morphology.
+
+# Space, depth and batch moves (the array family).
 
 # Candidate samplers (shared with tf.random).
