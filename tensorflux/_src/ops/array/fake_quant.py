@@ -15,7 +15,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array_ops import kernel_error, merge_shapes, with_rank, with_rank_at_least
 from tensorflux._src.ops.op_builder import apply_op
