@@ -12,7 +12,7 @@ from tensorflux import _nn_rnn_cell as rnn_cell  # noqa: F401,E402
 
 # Space, depth and batch moves (the array family).
 from tensorflux._src.ops.array.moves import (  # noqa: F401,E402
-    depth_to_space, space_to_batch, space_to_depth,
+    depth_to_space, space_to_batch, space_to_depth, with_space_to_batch,
 )
 
 # Candidate samplers (shared with tf.random).

@@ -289,3 +289,39 @@ def test_names_and_aliases():
     assert tf.nn.space_to_depth is tf.space_to_depth and tf.nn.depth_to_space is tf.depth_to_space
     assert tf.image.extract_image_patches is tf.extract_image_patches
     assert tf.compat.v1.tensor_scatter_update is tf.tensor_scatter_nd_update
+
+
+def np_dilated_conv(x, w, rate, same):
+    """NHWC convolution with the filter dilated by `rate` (SAME pads as conv2d)."""
+    kh, kw = w.shape[:2]
+    eh, ew = (kh - 1) * rate[0] + 1, (kw - 1) * rate[1] + 1
+    if same:
+        x = np.pad(x, [(0, 0), ((eh - 1) // 2, eh - 1 - (eh - 1) // 2),
+                       ((ew - 1) // 2, ew - 1 - (ew - 1) // 2), (0, 0)])
+    oh, ow = x.shape[1] - eh + 1, x.shape[2] - ew + 1
+    out = np.zeros((x.shape[0], oh, ow, w.shape[3]))
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, i * rate[0]:i * rate[0] + oh, j * rate[1]:j * rate[1] + ow, :]
+            out += np.einsum("bhwc,cd->bhwd", patch, w[i, j])
+    return out
+
+
+def test_with_space_to_batch_runs_an_op_as_if_dilated():
+    rng = np.random.default_rng(0)
+    x, w = rng.random((2, 7, 8, 3)), rng.random((3, 2, 3, 4))
+    unknown = tf.placeholder(tf.float64, [None, None, None, 3])
+    known = tf.placeholder(tf.float64, [2, 7, 8, 3])
+
+    def op(inp, num_spatial_dims, padding):
+        assert num_spatial_dims == 2 and padding == "VALID"
+        return tf.nn.conv2d(inp, w, [1, 1, 1, 1], padding)
+
+    outs = [tf.nn.with_space_to_batch(t, [2, 3], p, op, filter_shape=w.shape)
+            for t in (unknown, known) for p in ("VALID", "SAME")]
+    assert outs[3].shape.as_list() == [2, 7, 8, 4]
+    got = run(outs, {unknown: x, known: x})
+    for out, same in zip(got, [False, True, False, True]):
+        np.testing.assert_allclose(out, np_dilated_conv(x, w, (2, 3), same), rtol=1e-12)
+    with pytest.raises(ValueError, match="filter_shape must be specified for SAME padding"):
+        tf.nn.with_space_to_batch(known, [2, 2], "SAME", op)

@@ -27,7 +27,7 @@ from tensorflux._src.ops.window_utils import (ATTR_RULES, apply_checked,
 
 __all__ = ["batch_to_space", "batch_to_space_nd", "depth_to_space",
            "required_space_to_batch_paddings", "space_to_batch", "space_to_batch_nd",
-           "space_to_depth"]
+           "space_to_depth"]  # with_space_to_batch is tf.nn's only
 
 _I = _dtypes.INDEX
 _FORMATS = ("NHWC", "NCHW", "NCHW_VECT_C")
@@ -351,3 +351,92 @@ def required_space_to_batch_paddings(input_shape, block_shape, base_paddings=Non
                                    name="paddings")
         crops = array_ops.stack([[0, pad_end_extra[i]] for i in range(m)], name="crops")
         return paddings, crops
+
+
+# -- tf.nn.with_space_to_batch ----------------------------------------------------------------
+def _base_paddings(filter_shape, num_spatial_dims, rate):
+    """SAME as explicit paddings of the dilated filter (the extra one after, as conv2d)."""
+    from tensorflux._src.ops import array_ops
+    spatial = filter_shape[:num_spatial_dims]
+    extra = spatial + (spatial - 1) * (rate - 1) - 1
+    start = extra // 2
+    end = extra - start
+    return array_ops.stack([[start[i], end[i]] for i in range(num_spatial_dims)])
+
+
+def _adjust(orig, fill_value, spatial_dims):
+    """Spreads per-spatial-dim rows of `orig` over dims 1.. with `fill_value` in the gaps
+    (TF's _with_space_to_batch_adjust)."""
+    from tensorflux._src.ops import array_ops
+    orig_t = convert_to_tensor(orig)
+    fill_dims = orig_t.shape.as_list()[1:]
+    dtype = orig_t.dtype.as_numpy_dtype
+    value = static_value(orig_t)
+    source = value if value is not None else orig_t
+    parts, previous, i = [], 0, 0
+    while i < len(spatial_dims):
+        start_i, start_dim = i, spatial_dims[i]
+        if start_dim > 1:
+            parts.append(np.full([start_dim - 1 - previous] + fill_dims, fill_value, dtype))
+        while i + 1 < len(spatial_dims) and spatial_dims[i + 1] == spatial_dims[i] + 1:
+            i += 1
+        parts.append(source[start_i:i + 1])
+        previous = spatial_dims[i]
+        i += 1
+    if value is not None:
+        return np.concatenate(parts)
+    return array_ops.concat(parts, 0)
+
+
+def with_space_to_batch(input, dilation_rate, padding, op, filter_shape=None,  # noqa: A002
+                        spatial_dims=None, data_format=None):
+    """Runs `op(converted_input, num_spatial_dims, padding)` (a VALID op such as an
+    undilated convolution) on space_to_batch_nd of the input, then batch_to_space_nd: the
+    op as if dilated by `dilation_rate` (TF's recipe for atrous convolution)."""
+    from tensorflux._src.ops import array_ops
+    input = convert_to_tensor(input, name="input")  # noqa: A001
+    input_shape = input.shape
+    rate_t = convert_to_tensor(dilation_rate, _dtypes.int32, name="dilation_rate")
+    if rate_t.shape.ndims != 1 and rate_t.shape.ndims is not None:
+        raise ValueError("rate must be rank 1")
+    if not rate_t.shape.is_fully_defined():
+        raise ValueError("rate must have known shape")
+    n = rate_t.shape.dims[0].value
+    first = 2 if data_format is not None and data_format.startswith("NC") else 1
+    if spatial_dims is None:
+        spatial_dims = range(first, n + first)
+    orig = list(spatial_dims)
+    spatial_dims = sorted(set(int(x) for x in orig))
+    if spatial_dims != orig or any(x < 1 for x in spatial_dims):
+        raise ValueError("spatial_dims must be a montonically increasing sequence of positive "
+                         "integers")
+    expected_rank = spatial_dims[-1] + (0 if first == 2 else 1)
+    if input_shape.ndims is not None and input_shape.ndims < expected_rank:
+        raise ValueError(f"input tensor must have rank {expected_rank} at least")
+    rate = static_value(rate_t)
+    if rate is not None:
+        if np.any(rate < 1):
+            raise ValueError("dilation_rate must be positive")
+        if np.all(rate == 1):
+            return op(input, n, padding)
+    rate_value = rate if rate is not None else rate_t
+    if padding == "SAME":
+        if filter_shape is None:
+            raise ValueError("filter_shape must be specified for SAME padding")
+        filter_t = convert_to_tensor(filter_shape, name="filter_shape")
+        known = static_value(filter_t)
+        base = _base_paddings(known if known is not None else filter_t, n, rate_value)
+    elif padding == "VALID":
+        base = np.zeros([n, 2], np.int32)
+    else:
+        raise ValueError(f"Invalid padding method {padding!r}")
+    dims = input_shape.as_list() if input_shape.ndims is not None else None
+    spatial_shape = [dims[i] for i in spatial_dims] if dims is not None else None
+    if spatial_shape is None or None in spatial_shape:
+        shape_t = array_ops.shape(input)
+        spatial_shape = array_ops.stack([shape_t[i] for i in spatial_dims])
+    paddings, crops = required_space_to_batch_paddings(spatial_shape, rate_t, base)
+    block = _adjust(rate_t, 1, spatial_dims)
+    converted = space_to_batch_nd(input, block, _adjust(paddings, 0, spatial_dims))
+    result = op(converted, n, "VALID")
+    return batch_to_space_nd(result, block, _adjust(crops, 0, spatial_dims))
