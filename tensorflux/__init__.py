@@ -84,6 +84,19 @@ from tensorflux._src.io.readers import (  # noqa: F401
 # Random numbers: tf.random, tf.distributions, tf.initializers.
 
 # Array ops: scatter variants, space/batch/depth moves, patches, sequence_mask, tf.manip.
+from tensorflux._src.ops.array.edit_distance import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array.fake_quant import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array.fingerprint import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array.layout import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array.moves import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array.patches import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array.search import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array.shapes import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array.tensor_scatter import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array.variable_scatter import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array import variable_methods as _variable_methods  # noqa: E402
+_variable_methods.attach(Variable)  # noqa: F405
+from tensorflux import manip  # noqa: E402,F401
 
 # Neural-network extras: CTC, fractional and generic pooling, morphology, samplers.
 

@@ -28,3 +28,8 @@ from tensorflux._src.ops.random_ops import random_crop  # noqa: F401
 resize = resize_images
 transpose = transpose_image
 resize_with_crop_or_pad = resize_image_with_crop_or_pad
+
+# Patches (the array family's records; tf.image.extract_patches has TF2's argument names).
+from tensorflux._src.ops.array.patches import (  # noqa: E402,F401
+    extract_image_patches, extract_patches,
+)

@@ -11,5 +11,8 @@ from tensorflux import _nn_rnn_cell as rnn_cell  # noqa: F401,E402
 # Neural-network extras: CTC, fractional and generic pooling, morphology.
 
 # Space, depth and batch moves (the array family).
+from tensorflux._src.ops.array.moves import (  # noqa: F401,E402
+    depth_to_space, space_to_batch, space_to_depth, with_space_to_batch,
+)
 
 # Candidate samplers (shared with tf.random).

@@ -86,6 +86,13 @@ EXEMPT = {
     # random
 
     # array
+    **{op: "tests/ops/test_array_scatter.py (variable updates against NumPy, repeated and "
+           "out-of-range indices)"
+       for op in ("ScatterMul", "ScatterDiv", "ScatterMin", "ScatterMax", "ScatterNdUpdate",
+                  "ScatterNdAdd", "ScatterNdSub")},
+    **{op: "tests/ops/test_array_ops.py (host kernels: hand-worked distances, TF's golden "
+           "fingerprints)"
+       for op in ("EditDistance", "Fingerprint")},
 
     # nn
 
