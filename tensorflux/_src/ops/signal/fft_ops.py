@@ -109,19 +109,26 @@ def _complex_lower(k, inverse):
     return lower
 
 
-def _inner_size(t, k):
-    return reduce_ops.reduce_prod(array_ops.shape(t)[-k:])
+def _inner_size(t, k, dtype):
+    """The number of elements in t's inner k dims, as a `dtype` scalar."""
+    inner = t.shape[-k:] if t.shape.ndims is not None else None
+    if inner is not None and inner.is_fully_defined():
+        return convert_to_tensor(float(np.prod(inner.as_list())), dtype=dtype)
+    return math_ops.cast(reduce_ops.reduce_prod(array_ops.shape(t)[-k:]), dtype)
 
 
 def _complex_grad(k, inverse):
     # FFT: size * ifft(dy); IFFT: fft(dy) / size (TF's fft_ops.py formulas).
     def grad(op, dy):
-        size = _inner_size(dy, k)
-        if not inverse:
-            return [_complex_fft(dy, k, inverse=True) * math_ops.cast(size, dy.dtype)]
-        rsize = math_ops.cast(1.0 / math_ops.cast(size, dy.dtype.real_dtype), dy.dtype)
-        return [_complex_fft(dy, k, inverse=False) * rsize]
+        return [_complex_fft_grad(dy, k, inverse)]
     return grad
+
+
+def _complex_fft_grad(dy, k, inverse):
+    size = _inner_size(dy, k, dy.dtype.real_dtype)
+    if not inverse:
+        return _complex_fft(dy, k, inverse=True) * math_ops.cast(size, dy.dtype)
+    return _complex_fft(dy, k, inverse=False) * math_ops.cast(1.0 / size, dy.dtype)
 
 
 for _k in (1, 2, 3):
@@ -270,13 +277,8 @@ def _nd_grad(kind):
         if kind == "irfft":
             return [_irfft_input_grad(x, fft_length, dy, k), None, None]
         # The complex transforms of an input cropped or padded to fft_length.
-        size = _inner_size(dy, k)
-        if kind == "fft":
-            back = _complex_fft(dy, k, inverse=True) * math_ops.cast(size, dy.dtype)
-        else:
-            rsize = math_ops.cast(1.0 / math_ops.cast(size, dy.dtype.real_dtype), dy.dtype)
-            back = _complex_fft(dy, k, inverse=False) * rsize
-        return [_fit_inner(back, array_ops.shape(x)[-k:], k), None, None]
+        back = _complex_fft_grad(dy, k, inverse=kind == "ifft")
+        return [_fit_inner(back, _inner_dims(x, k), k), None, None]
     return grad
 
 
@@ -308,7 +310,7 @@ def _complex_fft(x, k, inverse):
     """The complex (inverse) FFT of x's inner k dims, by the rank-k record."""
     if k <= 3:
         return apply_op(("IFFT" if inverse else "FFT") + _NAMES[k], input=x)
-    n = array_ops.shape(x)[-k:]
+    n = _inner_dims(x, k)
     return apply_op("IFFTND" if inverse else "FFTND", input=x, fft_length=n,
                     axes=_trailing_axes(k))
 
@@ -323,38 +325,59 @@ def _real_fft(x, fft_length, k, forward):
                     axes=_trailing_axes(k), **attrs)
 
 
-def _fit_inner(t, target, k):
-    """`t` with its inner k dims cut or zero-padded to the sizes in `target` (1-D int32):
-    the adjoint of the crop / zero-pad a transform applies to its input."""
-    target_static = static_value(target)
+def _inner_dims(t, k):
+    """t's inner k sizes: a list of ints when static, else a 1-D int32 tensor."""
     inner = t.shape[-k:] if t.shape.ndims is not None else None
-    if target_static is not None and inner is not None and inner.is_fully_defined() \
-            and [int(v) for v in target_static] == inner.as_list():
-        return t
+    if inner is not None and inner.is_fully_defined():
+        return inner.as_list()
+    return array_ops.shape(t)[-k:]
+
+
+def _pad_after(t, amounts):
+    """t zero-padded after its inner dims by `amounts` (ints, or a 1-D int32 tensor)."""
+    if isinstance(amounts, list) and t.shape.ndims is not None:
+        if not any(amounts):
+            return t
+        paddings = [[0, 0]] * (t.shape.ndims - len(amounts)) + [[0, a] for a in amounts]
+        return array_ops.pad(t, paddings)
+    amounts = convert_to_tensor(amounts, dtype=_dtypes.int32)
+    outer = generator_ops.zeros(array_ops.reshape(array_ops.rank(t) - array_ops.size(amounts),
+                                                  [1]), _dtypes.int32)
+    after = array_ops.concat([outer, amounts], 0)
+    return array_ops.pad(t, array_ops.stack([generator_ops.zeros_like(after), after], axis=1))
+
+
+def _fit_inner(t, target, k):
+    """`t` with its inner k dims cut or zero-padded to the sizes `target` (ints or a 1-D
+    int32 tensor): the adjoint of the crop / zero-pad a transform applies to its input."""
+    have = _inner_dims(t, k)
+    if isinstance(target, list) and isinstance(have, list):
+        if target == have:
+            return t
+        if all(h >= g for h, g in zip(have, target)):
+            return t[(Ellipsis,) + tuple(slice(0, g) for g in target)]
     shape = array_ops.shape(t)
     have = shape[-k:]
-    outer = shape[:-k]
     kept = slicing_ops.slice(t, generator_ops.zeros_like(shape),
-                             array_ops.concat([outer, math_ops.minimum(have, target)], 0))
-    after = array_ops.concat([generator_ops.zeros_like(outer),
-                              math_ops.maximum(target - have, 0)], 0)
-    paddings = array_ops.stack([generator_ops.zeros_like(after), after], axis=1)
-    return array_ops.pad(kept, paddings)
+                             array_ops.concat([shape[:-k], math_ops.minimum(have, target)], 0))
+    return _pad_after(kept, math_ops.maximum(target - have, 0))
 
 
 def _rfft_input_grad(x, fft_length, dy, k):
     # dL/dx_j = Re(sum over the kept bins of dy_f * e^{+2 pi i f.j / n}): the full inverse
     # FFT of dy zero-extended to n bins along the innermost axis, times N.
-    n_last = fft_length[-1]
-    missing = math_ops.maximum(n_last - array_ops.shape(dy)[-1], 0)
-    rank = array_ops.rank(dy)
-    after = array_ops.concat([generator_ops.zeros([rank - 1], _dtypes.int32),
-                              array_ops.reshape(missing, [1])], 0)
-    paddings = array_ops.stack([generator_ops.zeros_like(after), after], axis=1)
-    full = array_ops.pad(dy, paddings)
-    size = math_ops.cast(reduce_ops.reduce_prod(fft_length), dy.dtype)
+    n = static_value(fft_length)
+    bins = dy.shape[-1].value if dy.shape.ndims is not None else None
+    if n is not None and bins is not None:
+        n = [int(v) for v in n]
+        full = _pad_after(dy, [max(n[-1] - bins, 0)])
+        size = convert_to_tensor(float(np.prod(n)), dtype=dy.dtype)
+    else:
+        missing = math_ops.maximum(fft_length[-1] - array_ops.shape(dy)[-1], 0)
+        full = _pad_after(dy, array_ops.reshape(missing, [1]))
+        size = math_ops.cast(reduce_ops.reduce_prod(fft_length), dy.dtype)
     back = math_ops.real(_complex_fft(full, k, inverse=True) * size)
-    return _fit_inner(back, array_ops.shape(x)[-k:], k)
+    return _fit_inner(back, _inner_dims(x, k), k)
 
 
 def _irfft_input_grad(x, fft_length, dy, k):
@@ -362,16 +385,25 @@ def _irfft_input_grad(x, fft_length, dy, k):
     # for a mirror image too (all but DC and, for even n, Nyquist), else 1.
     real = dy.dtype.base_dtype
     spectrum = _real_fft(dy, fft_length, k, forward=True)
-    n_last = fft_length[-1]
-    is_odd = math_ops.floormod(n_last, 2)
-    bins = n_last // 2 + 1
-    mask = array_ops.concat([
-        generator_ops.ones([1], real),
-        2.0 * generator_ops.ones(array_ops.reshape(bins - 2 + is_odd, [1]), real),
-        generator_ops.ones(array_ops.reshape(1 - is_odd, [1]), real)], 0)
-    rsize = 1.0 / math_ops.cast(reduce_ops.reduce_prod(fft_length), real)
-    scaled = spectrum * math_ops.cast(mask * rsize, spectrum.dtype)
-    return _fit_inner(scaled, array_ops.shape(x)[-k:], k)
+    n = static_value(fft_length)
+    if n is not None:
+        n = [int(v) for v in n]
+        mask = np.full(n[-1] // 2 + 1, 2.0)
+        mask[0] = 1.0
+        if n[-1] % 2 == 0:
+            mask[-1] = 1.0
+        scale = convert_to_tensor(mask / float(np.prod(n)), dtype=spectrum.dtype)
+    else:
+        n_last = fft_length[-1]
+        is_odd = math_ops.floormod(n_last, 2)
+        bins = n_last // 2 + 1
+        mask = array_ops.concat([
+            generator_ops.ones([1], real),
+            2.0 * generator_ops.ones(array_ops.reshape(bins - 2 + is_odd, [1]), real),
+            generator_ops.ones(array_ops.reshape(1 - is_odd, [1]), real)], 0)
+        rsize = 1.0 / math_ops.cast(reduce_ops.reduce_prod(fft_length), real)
+        scale = math_ops.cast(mask * rsize, spectrum.dtype)
+    return _fit_inner(spectrum * scale, _inner_dims(x, k), k)
 
 
 # -- public wrappers --------------------------------------------------------------------------

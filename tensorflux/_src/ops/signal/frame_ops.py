@@ -7,6 +7,8 @@ gradients are each other's (gather's gradient is a segment sum and vice versa).
 
 from __future__ import annotations
 
+import numpy as np
+
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
@@ -55,31 +57,57 @@ def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1,
         frame_length.shape.assert_has_rank(0)
         frame_step.shape.assert_has_rank(0)
         axis.shape.assert_has_rank(0)
-        result_shape = _frame_shape(signal, _static_int(frame_length), _static_int(frame_step),
-                                    pad_end, _static_int(axis))
-        rank = array_ops.rank(signal)
-        axis = math_ops.floormod(axis, rank)  # negative axes count from the end
-        length = array_ops.shape(signal)[axis]
-        frame_length = math_ops.cast(frame_length, _dtypes.int32)
-        frame_step = math_ops.cast(frame_step, _dtypes.int32)
+        length_static, step_static, axis_static = (_static_int(t) for t in
+                                                    (frame_length, frame_step, axis))
+        result_shape = _frame_shape(signal, length_static, step_static, pad_end, axis_static)
         if pad_end:
             pad_value = convert_to_tensor(pad_value, signal.dtype)
             pad_value.shape.assert_has_rank(0)
-            num_frames = -(-length // frame_step)
-            missing = math_ops.maximum(0, frame_length + frame_step * (num_frames - 1) - length)
-            # paddings: zeros except [0, missing] at row `axis`
-            rows = generator_ops.range(rank)
-            after = math_ops.cast(math_ops.equal(rows, axis), _dtypes.int32) * missing
-            paddings = array_ops.stack([generator_ops.zeros_like(after), after], axis=1)
-            signal = array_ops.pad(signal, paddings, constant_values=pad_value)
+        static_axis = None
+        if result_shape is not None and None not in (axis_static, length_static):
+            static_axis = range(signal.shape.ndims)[axis_static]
+        if static_axis is not None and result_shape[static_axis] is not None:
+            # The framed size is static: the sample indices are one constant.
+            frames = _static_frames(signal, length_static, step_static, pad_end, pad_value,
+                                    static_axis, result_shape[static_axis])
         else:
-            num_frames = math_ops.maximum(0, 1 + (length - frame_length) // frame_step)
-        starts = array_ops.expand_dims(generator_ops.range(num_frames) * frame_step, 1)
-        offsets = array_ops.expand_dims(generator_ops.range(frame_length), 0)
-        frames = gather_ops.gather(signal, starts + offsets, axis=axis)
+            frames = _dynamic_frames(signal, frame_length, frame_step, pad_end, pad_value,
+                                     axis)
         if result_shape is not None:
             frames.set_shape(result_shape)
         return frames
+
+
+def _static_frames(signal, frame_length, frame_step, pad_end, pad_value, axis, count):
+    if pad_end:
+        missing = max(0, frame_length + frame_step * (count - 1) - signal.shape[axis].value)
+        if missing:
+            paddings = [[0, 0]] * signal.shape.ndims
+            paddings[axis] = [0, missing]
+            signal = array_ops.pad(signal, paddings, constant_values=pad_value)
+    index = (np.arange(count)[:, None] * frame_step + np.arange(frame_length)[None, :])
+    return gather_ops.gather(signal, index.astype(np.int32), axis=axis)
+
+
+def _dynamic_frames(signal, frame_length, frame_step, pad_end, pad_value, axis):
+    rank = array_ops.rank(signal)
+    axis = math_ops.floormod(axis, rank)  # negative axes count from the end
+    length = array_ops.shape(signal)[axis]
+    frame_length = math_ops.cast(frame_length, _dtypes.int32)
+    frame_step = math_ops.cast(frame_step, _dtypes.int32)
+    if pad_end:
+        num_frames = -(-length // frame_step)
+        missing = math_ops.maximum(0, frame_length + frame_step * (num_frames - 1) - length)
+        # paddings: zeros except [0, missing] at row `axis`
+        rows = generator_ops.range(rank)
+        after = math_ops.cast(math_ops.equal(rows, axis), _dtypes.int32) * missing
+        paddings = array_ops.stack([generator_ops.zeros_like(after), after], axis=1)
+        signal = array_ops.pad(signal, paddings, constant_values=pad_value)
+    else:
+        num_frames = math_ops.maximum(0, 1 + (length - frame_length) // frame_step)
+    starts = array_ops.expand_dims(generator_ops.range(num_frames) * frame_step, 1)
+    offsets = array_ops.expand_dims(generator_ops.range(frame_length), 0)
+    return gather_ops.gather(signal, starts + offsets, axis=axis)
 
 
 def overlap_and_add(signal, frame_step, name=None):

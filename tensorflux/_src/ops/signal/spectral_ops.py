@@ -52,8 +52,10 @@ def _last_dim(x):
 def _resize_last(x, n):
     """x cut or zero-padded to n samples (an int or a scalar tensor) along its last axis."""
     length = _last_dim(x)
-    if isinstance(length, int) and isinstance(n, int) and n <= length:
-        return x[..., :n]
+    if isinstance(length, int) and isinstance(n, int):
+        if n <= length:
+            return x[..., :n]
+        return array_ops.pad(x, [[0, 0]] * (x.shape.ndims - 1) + [[0, n - length]])
     x = x[..., :n]
     missing = math_ops.maximum(0, math_ops.cast(n, _dtypes.int32) - array_ops.shape(x)[-1])
     rank = array_ops.rank(x)

@@ -3,6 +3,8 @@ composed from registry ops, with TF's formulas and argument checks.
 
 TF's raised-cosine windows divide by `window_length - 1 + periodic * even`: a periodic
 window of odd length is the symmetric one (unlike scipy's), and length 1 gives [1].
+Windows of a static length are constants computed in float64 and rounded to `dtype`
+(TF evaluates the same formula in `dtype`; they differ by at most rounding).
 """
 
 from __future__ import annotations
@@ -52,9 +54,16 @@ def _raised_cosine(name, default_name, window_length, periodic, dtype, a, b):
         window_length.shape.assert_has_rank(0)
         if _length_one(window_length):
             return generator_ops.ones([1], dtype=dtype)
-        periodic = math_ops.cast(convert_to_tensor(periodic, dtype=_dtypes.bool,
-                                                   name="periodic"), _dtypes.int32)
+        periodic = convert_to_tensor(periodic, dtype=_dtypes.bool, name="periodic")
         periodic.shape.assert_has_rank(0)
+        length, is_periodic = static_value(window_length), static_value(periodic)
+        if length is not None and is_periodic is not None:
+            # A constant: computed here in float64, rounded once to dtype.
+            length = int(length)
+            n = length - 1 + (1 if bool(is_periodic) and length % 2 == 0 else 0)
+            values = a - b * np.cos(2.0 * np.pi * np.arange(length) / n)
+            return convert_to_tensor(values.astype(dtype.as_numpy_dtype), dtype=dtype)
+        periodic = math_ops.cast(periodic, _dtypes.int32)
         even = 1 - math_ops.floormod(window_length, 2)
         n = math_ops.cast(window_length + periodic * even - 1, dtype)
         count = math_ops.cast(generator_ops.range(window_length), dtype)
@@ -109,6 +118,11 @@ def vorbis_window(window_length, dtype=_dtypes.float32, name=None):
     """The Vorbis power-complementary window sin(pi/2 sin^2(pi (n + 0.5) / L))."""
     with _graph.name_scope(name, "vorbis_window"):
         window_length, dtype = _check_params(window_length, dtype)
+        length = static_value(window_length)
+        if length is not None:
+            arg = np.arange(int(length)) + 0.5
+            values = np.sin(np.pi / 2.0 * np.sin(np.pi / int(length) * arg) ** 2)
+            return convert_to_tensor(values.astype(dtype.as_numpy_dtype), dtype=dtype)
         arg = math_ops.cast(generator_ops.range(window_length), dtype)
         inner = math_ops.sin(np.pi / math_ops.cast(window_length, dtype) * (arg + 0.5))
         return math_ops.sin(np.pi / 2.0 * math_ops.square(inner))
