@@ -31,7 +31,7 @@ def parts(op, f, npf, shape, name, real_in=False, real_out=False):
     return Case(op, fn, expect, [shapes], (np.float64,), name=name)
 
 
-def np_shift(shift, signed):
+def np_shift(shift):
     """TF's CPU shift: amount clamped to [0, bits - 1], left shifts on the bit pattern."""
     def f(x, y):
         bits = x.dtype.itemsize * 8
@@ -81,7 +81,8 @@ CASES = [
          name="IRFFT2D(odd length)"),
     Case("RFFT3D", tf.signal.rfft3d, np.fft.rfftn, [((2, 3, 4),)], FLOAT, rtol=LOOSE),
     Case("IRFFT3D", lambda x: tf.spectral.irfft3d(x, [2, 3, 5]),
-         lambda x: np.fft.irfftn(x, [2, 3, 5]), [((2, 2, 3, 3),)], CPLX, rtol=LOOSE),
+         lambda x: np.fft.irfftn(x, [2, 3, 5], axes=(-3, -2, -1)), [((2, 2, 3, 3),)], CPLX,
+         rtol=LOOSE),
     parts("RFFT", tf.signal.rfft, np.fft.rfft, (2, 6), "RFFT(gradient)", real_in=True),
     parts("RFFT", lambda x: tf.signal.rfft(x, [5]), lambda x: np.fft.rfft(x, 5), (2, 7),
           "RFFT(gradient, odd crop)", real_in=True),
@@ -111,20 +112,24 @@ CASES = [
     Case("RFFTND", lambda x: tf.rfftnd(x, axes=[-1]), lambda x: np.fft.rfft(x),
          [((2, 6),)], FLOAT, rtol=LOOSE),
     Case("RFFTND", lambda x: tf.signal.rfftnd(x, [4, 4], axes=[0, 1], norm="ortho"),
-         lambda x: np.fft.rfftn(x, [4, 4], norm="ortho"), [((3, 5),)], (np.float64,),
+         lambda x: np.fft.rfftn(x, [4, 4], axes=(0, 1), norm="ortho"), [((3, 5),)], (np.float64,),
          name="RFFTND(ortho)"),
     Case("IRFFTND", tf.irfftnd, np.fft.irfftn, [((3, 4),)], CPLX, rtol=LOOSE),
     Case("IRFFTND", lambda x: tf.signal.irfftnd(x, [5], axes=[-1], norm="forward"),
          lambda x: np.fft.irfft(x, 5, norm="forward"), [((2, 4),)], (np.complex128,),
          name="IRFFTND(odd, forward)"),
     parts("FFTND", lambda x: tf.fftnd(x, [2, 5], axes=[-2, -1]),
-          lambda x: np.fft.fftn(x, [2, 5]), (3, 4), "FFTND(gradient, crop and pad)"),
+          lambda x: np.fft.fftn(x, [2, 5], axes=(-2, -1)), (3, 4), "FFTND(gradient, crop and pad)"),
     parts("IFFTND", lambda x: tf.ifftnd(x, axes=[-1]), lambda x: np.fft.ifft(x), (2, 4),
           "IFFTND(gradient)"),
+    parts("FFTND", tf.fftnd, np.fft.fftn, (2, 1, 2, 3), "FFTND(gradient, 4 axes)"),
+    parts("RFFTND", tf.rfftnd, np.fft.rfftn, (2, 1, 2, 3), "RFFTND(gradient, 4 axes)",
+          real_in=True),
     parts("RFFTND", lambda x: tf.rfftnd(x, [3, 4], axes=[0, 1]),
-          lambda x: np.fft.rfftn(x, [3, 4]), (2, 5), "RFFTND(gradient)", real_in=True),
+          lambda x: np.fft.rfftn(x, [3, 4], axes=(0, 1)), (2, 5), "RFFTND(gradient)", real_in=True),
     parts("IRFFTND", lambda x: tf.irfftnd(x, [2, 5], axes=[0, 1]),
-          lambda x: np.fft.irfftn(x, [2, 5]), (3, 3), "IRFFTND(gradient)", real_out=True),
+          lambda x: np.fft.irfftn(x, [2, 5], axes=(0, 1)), (3, 3), "IRFFTND(gradient)",
+          real_out=True),
     # -- bitwise ------------------------------------------------------------------------
     Case("BitwiseAnd", tf.bitwise.bitwise_and, np.bitwise_and, [((2, 3), (3,))], INTS,
          gen=uniform(-100, 100)),
@@ -133,8 +138,8 @@ CASES = [
     Case("BitwiseXor", tf.bitwise.bitwise_xor, np.bitwise_xor, [((3, 1), (1, 2))], INTS,
          gen=uniform(-100, 100)),
     Case("Invert", tf.bitwise.invert, np.invert, [((5,),)], INTS, gen=uniform(-100, 100)),
-    Case("LeftShift", tf.bitwise.left_shift, np_shift("left", True), [((12,), (12,))], INTS,
+    Case("LeftShift", tf.bitwise.left_shift, np_shift("left"), [((12,), (12,))], INTS,
          gen=SHIFT_GEN),
-    Case("RightShift", tf.bitwise.right_shift, np_shift("right", True), [((3, 4), (4,))],
+    Case("RightShift", tf.bitwise.right_shift, np_shift("right"), [((3, 4), (4,))],
          INTS, gen=SHIFT_GEN),
 ]

@@ -113,18 +113,19 @@ def _dct(x, dct_type, n, norm):
 def dct(input, type=2, n=None, axis=-1, norm=None, name=None):  # noqa: A002 - TF's names
     """The type 1-4 DCT of `input`'s last axis (scipy.fftpack.dct), `n` points (cut or
     zero-padded), unnormalized or norm='ortho'."""
-    _validate_dct_arguments(input, type, n, axis, norm)
     with _graph.name_scope(name, "dct", [input]):
+        input = convert_to_tensor(input)  # noqa: A001
+        _validate_dct_arguments(input, type, n, axis, norm)
         return _dct(input, type, n, norm)
 
 
 def idct(input, type=2, n=None, axis=-1, norm=None, name=None):  # noqa: A002
     """The inverse DCT: the DCT of the inverse type (2 <-> 3, 1 and 4 are their own);
     unnormalized it is the inverse times 2N (2(N-1) for type 1)."""
-    _validate_dct_arguments(input, type, n, axis, norm)
-    inverse_type = {1: 1, 2: 3, 3: 2, 4: 4}[type]
     with _graph.name_scope(name, "dct", [input]):
-        return _dct(input, inverse_type, n, norm)
+        input = convert_to_tensor(input)  # noqa: A001
+        _validate_dct_arguments(input, type, n, axis, norm)
+        return _dct(input, {1: 1, 2: 3, 3: 2, 4: 4}[type], n, norm)
 
 
 # -- STFT -------------------------------------------------------------------------------------
