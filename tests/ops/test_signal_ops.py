@@ -434,3 +434,31 @@ def test_gradients_of_composed_functions_match_finite_differences():
     for (_, npf), w, g in zip(specs, weights, got):
         numeric = numeric_gradient(lambda a: float(np.sum(w * npf(a))), [v.copy()], 0)
         np.testing.assert_allclose(g, numeric, rtol=1e-6, atol=1e-6)
+
+
+def test_real_fft_gradients_with_unknown_shapes_and_fed_lengths():
+    # The gradients' crop/pad and bin weights computed at run time, not from static values.
+    rng = np.random.default_rng(6)
+    v, c = rng.normal(size=(2, 7)), rng.normal(size=(2, 4)) + 1j * rng.normal(size=(2, 4))
+    x = tf.placeholder(tf.float64, [None, None])
+    re, im = tf.placeholder(tf.float64, [None, None]), tf.placeholder(tf.float64, [None, None])
+    n = tf.placeholder(tf.int32, [1])
+    wx, wy = rng.uniform(0.5, 1.5, (2, 3)), rng.uniform(0.5, 1.5, (2, 5))
+    fx, fy = tf.placeholder(tf.float64), tf.placeholder(tf.float64)
+    spectrum = tf.signal.rfft(x, [5])
+    loss_x = tf.reduce_sum(tf.real(spectrum) * fx) + tf.reduce_sum(tf.imag(spectrum) * fx)
+    loss_y = tf.reduce_sum(tf.signal.irfft(tf.complex(re, im), n) * fy)
+    grads = tf.gradients(loss_x, x) + tf.gradients(loss_y, [re, im])
+    got = run(grads, {x: v, re: c.real, im: c.imag, n: [5], fx: wx, fy: wy})
+
+    def spec_loss(a):
+        s = np.fft.rfft(a, 5)
+        return float(np.sum(s.real * wx) + np.sum(s.imag * wx))
+
+    def inv_loss(a, b):
+        return float(np.sum(np.fft.irfft(a + 1j * b, 5) * wy))
+
+    parts = [c.real.copy(), c.imag.copy()]
+    np.testing.assert_allclose(got[0], numeric_gradient(spec_loss, [v.copy()], 0), atol=1e-6)
+    np.testing.assert_allclose(got[1], numeric_gradient(inv_loss, parts, 0), atol=1e-6)
+    np.testing.assert_allclose(got[2], numeric_gradient(inv_loss, parts, 1), atol=1e-6)
