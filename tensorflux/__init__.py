@@ -78,6 +78,8 @@ from tensorflux._src.io.readers import (  # noqa: F401
 # Linear algebra: tf.linalg and its top-level names (cholesky, matrix_*, svd, norm, ...).
 
 # Signal processing (tf.signal, tf.spectral, top-level FFTs), tf.bitwise, tf.sets.
+from tensorflux._src.ops.signal.fft_ops import *  # noqa: F401,F403,E402
+from tensorflux import bitwise, sets, signal, spectral  # noqa: E402,F401
 
 # The rest of tf.math: segment reductions, special functions, bincount, confusion_matrix.
 

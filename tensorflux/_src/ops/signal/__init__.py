@@ -1,0 +1,1 @@
+"""Signal processing: FFT records and the tf.signal functions composed from them."""
