@@ -28,20 +28,28 @@ _logger_lock = threading.Lock()
 _THIS_FILE = os.path.normcase(__file__)
 
 
+def _skipped_files():
+    files = {_THIS_FILE, os.path.normcase(logging._srcfile)}
+    absl_logging = sys.modules.get("absl.logging")  # its logger class adds frames
+    if absl_logging is not None:
+        files.add(os.path.normcase(absl_logging.__file__))
+    return files
+
+
 def _caller_frame():
-    """The innermost frame outside this file (the user's call site)."""
+    """The innermost frame outside this file and the logging modules (the user's
+    call site)."""
+    skipped = _skipped_files()
     f = sys._getframe(1)
-    while f is not None and os.path.normcase(f.f_code.co_filename) == _THIS_FILE:
+    while f is not None and os.path.normcase(f.f_code.co_filename) in skipped:
         f = f.f_back
     return f
 
 
 def _find_caller(stack_info=False, stacklevel=1):
-    # Python's Logger.findCaller signature; skips this module and logging's own frames
-    # so %(filename)s / %(lineno)d name the line that called tf.logging.
+    # Python's Logger.findCaller signature: %(filename)s / %(lineno)d name the line
+    # that called tf.logging.
     f = _caller_frame()
-    while f is not None and f.f_code.co_filename == logging._srcfile:
-        f = f.f_back
     sinfo = "".join(traceback.format_stack(f)) if stack_info and f is not None else None
     if f is None:
         return "(unknown file)", 0, "(unknown function)", sinfo
