@@ -92,9 +92,14 @@ def _has_plugin(name):
     if any(name in _platform_version(d) for d in _gpus()):
         return True
     import importlib.util
-    return any(importlib.util.find_spec(m) is not None
-               for m in (f"jax_{name}12_plugin", f"jax_{name}13_plugin", f"jax_{name}_plugin",
-                         f"jax_plugins.xla_{name}12", f"jax_plugins.xla_{name}13"))
+    for module in (f"jax_{name}12_plugin", f"jax_{name}13_plugin", f"jax_{name}_plugin",
+                   f"jax_plugins.xla_{name}12", f"jax_plugins.xla_{name}13"):
+        try:
+            if importlib.util.find_spec(module) is not None:
+                return True
+        except ImportError:  # the parent package is not there
+            continue
+    return False
 
 
 def is_cpu_target_available(target):
@@ -196,16 +201,22 @@ class _CheckedThread:
 
 
 def _proto_tokens(text):
-    tokens = re.findall(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[{}<>\[\]]|[^\s{}<>\[\]:,;]+',
-                        text)
+    """Text-format tokens, so spacing, ':' separators, quote style and number spelling
+    do not matter when comparing."""
+    tokens = re.findall(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[{}<>\[\]]'
+                        r'|[^\s{}<>\[\]:,;]+', text)
     out = []
     for t in tokens:
+        if t[0] in "\"'":
+            out.append(("str", t[1:-1]))
+            continue
+        t = {"<": "{", ">": "}"}.get(t, t)
         try:
-            out.append(float(t.rstrip("fF")) if not t[0].isalpha() or t in ("inf", "nan")
+            out.append(float(t.rstrip("fF")) if t[0] in "+-.0123456789" or t in ("inf", "nan")
                        else t)
         except ValueError:
             out.append(t)
-    return [{"<": "{", ">": "}"}.get(t, t) for t in out]
+    return out
 
 
 class TestCase(absltest.TestCase):
