@@ -126,12 +126,34 @@ if __name__ == "__main__":
 '''
 
 
-def test_app_run_in_subprocess(tmp_path):
+TEST_MAIN = '''
+import tensorflux as tf
+
+class T(tf.test.TestCase):
+    def test_add(self):
+        with self.cached_session():
+            self.assertAllEqual(self.evaluate(tf.constant([1, 2]) + 1), [2, 3])
+
+    def test_fails(self):
+        self.assertAllClose([1.0], [2.0])
+
+if __name__ == "__main__":
+    tf.test.main()
+'''
+
+
+def test_app_run_and_test_main_in_subprocesses(tmp_path):
     script = tmp_path / "prog.py"
     script.write_text(textwrap.dedent(SCRIPT))
+    tests = tmp_path / "some_test.py"
+    tests.write_text(TEST_MAIN)
     procs = [helpers.start([str(script), "--greeting=hi", "--undefined=1", "pos"]),
-             helpers.start([str(script), "--help"])]
-    (rc, out, _), (hrc, hout, _) = map(helpers.finish, procs)
+             helpers.start([str(script), "--help"]),
+             helpers.start([str(tests)])]
+    (rc, out, _), (hrc, hout, _), (trc, _, terr) = map(helpers.finish, procs)
+    # tf.test.main runs the module's TestCases (not TestCase's own test_session).
+    assert trc == 1 and "Ran 2 tests" in terr and "FAILED (failures=1)" in terr
+    assert "not close lhs = [1.]" in terr
     # Unknown flags are handed to main (TF 1.15 parses with known_only); main's return
     # value is the exit status.
     assert rc == 3 and out.splitlines() == ["argv=['--undefined=1', 'pos']", "hi 3"]

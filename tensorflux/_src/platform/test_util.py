@@ -312,7 +312,7 @@ class TestCase(absltest.TestCase):
             yield cached
 
     @contextlib.contextmanager
-    def test_session(self, graph=None, config=None, use_gpu=False, force_gpu=False):
+    def _test_session(self, graph=None, config=None, use_gpu=False, force_gpu=False):
         """Deprecated: `cached_session()` without a graph, `session(graph)` with one."""
         if graph is None:
             sess = self._get_cached_session(graph, config, force_gpu,
@@ -322,6 +322,12 @@ class TestCase(absltest.TestCase):
         else:
             with self.session(graph, config, use_gpu, force_gpu) as sess:
                 yield sess
+
+    # A property, so unittest's loader (which collects callables named test*) does not
+    # take `self.test_session()` for a test.
+    test_session = property(lambda self: self._test_session,
+                            doc="Deprecated: `cached_session()` without a graph, "
+                                "`session(graph)` with one.")
 
     def evaluate(self, tensors):
         """The values of `tensors` (any fetch structure) in the default session."""
