@@ -7,7 +7,6 @@ import unittest
 
 import jax
 import numpy as np
-import pytest
 
 import tensorflux as tf
 
