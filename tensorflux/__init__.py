@@ -74,6 +74,14 @@ from tensorflux._src.io.readers import (  # noqa: F401
 )
 
 # Program scaffolding: tf.app, tf.flags, tf.logging, tf.gfile, tf.test, tf.config, versions.
+from tensorflux import (  # noqa: E402,F401
+    app, config, flags, gfile, logging, resource_loader, test,
+)
+from tensorflux._src.framework.versions import (  # noqa: E402,F401
+    COMPILER_VERSION, CXX11_ABI_FLAG, CXX_VERSION, GIT_VERSION, GRAPH_DEF_VERSION,
+    GRAPH_DEF_VERSION_MIN_CONSUMER, GRAPH_DEF_VERSION_MIN_PRODUCER, MONOLITHIC_BUILD, VERSION,
+)
+from tensorflux._src.platform.tf_logging import get_logger  # noqa: E402,F401
 
 # Linear algebra: tf.linalg and its top-level names (cholesky, matrix_*, svd, norm, ...).
 

@@ -1,4 +1,5 @@
-"""`tf.io`: TF1.15's TFRecord reading and writing (the parts of tf.io tensorflux has)."""
+"""`tf.io`: TF1.15's TFRecord reading and writing (the parts of tf.io tensorflux has)
+and `tf.io.gfile`."""
 
 from tensorflux._src.io.tfrecord import (  # noqa: F401
     TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator,
@@ -11,3 +12,4 @@ from tensorflux._src.io.readers import read_file, write_file  # noqa: F401
 from tensorflux._src.queues.data_flow_ops import (  # noqa: F401
     FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue,
 )
+from tensorflux import _io_gfile as gfile  # noqa: E402,F401

@@ -76,3 +76,20 @@ class RunMetadata(_Record):
     per step of the run plan, in order, and `run_plan` says the same as text lines."""
     _defaults = {"step_stats": StepStats, "cost_graph": None, "partition_graphs": list,
                  "run_plan": list}
+
+
+# Process-wide settings made through tf.config (soft placement, thread counts, JIT):
+# ConfigProto fields for Sessions created without a config, as TF1's Session took its
+# default config from the context tf.config writes to. "global_jit_level" goes to
+# graph_options.optimizer_options.
+session_defaults = {}
+
+
+def default_config():
+    """The ConfigProto of a Session created with config=None."""
+    fields = {k: v for k, v in session_defaults.items() if k in ConfigProto._defaults}
+    config = ConfigProto(**fields)
+    if "global_jit_level" in session_defaults:
+        config.graph_options.optimizer_options.global_jit_level = \
+            session_defaults["global_jit_level"]
+    return config

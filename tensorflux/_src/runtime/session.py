@@ -19,7 +19,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.runtime import default_session, devices, fetches as _fetches
-from tensorflux._src.runtime.config import ConfigProto
+from tensorflux._src.runtime.config import default_config
 from tensorflux._src.framework.tensor_conversion import make_ndarray
 
 
@@ -87,7 +87,7 @@ class BaseSession:
         if not isinstance(self._graph, _graph.Graph):
             raise TypeError(f"graph must be a tf.Graph, but got {type(self._graph)}")
         self._target = target
-        self._config = config if config is not None else ConfigProto()
+        self._config = config if config is not None else default_config()
         self._closed = False
         self._runs = {}  # (graph version, fetch key, feed key) -> _Run
         self._runs_version = self._graph.version
