@@ -75,7 +75,7 @@ from tensorflux._src.io.readers import (  # noqa: F401
 
 # Program scaffolding: tf.app, tf.flags, tf.logging, tf.gfile, tf.test, tf.config, versions.
 from tensorflux import (  # noqa: E402,F401
-    app, config, flags, gfile, logging, resource_loader, test,
+    app, config, flags, gfile, logging, resource_loader,
 )
 from tensorflux._src.framework.versions import (  # noqa: E402,F401
     COMPILER_VERSION, CXX11_ABI_FLAG, CXX_VERSION, GIT_VERSION, GRAPH_DEF_VERSION,
@@ -132,9 +132,13 @@ __all__ = sorted(name for name in dir() if not name.startswith("_"))
 from tensorflux import compat  # noqa: E402,F401  (mirrors __all__, so comes last)
 
 
+# Imported on first use, so `import tensorflux` does not load them: `tf.contrib`, and
+# `tf.test` (unittest, absltest and absl's test flags).
+_LAZY_MODULES = ("contrib", "test")
+
+
 def __getattr__(name):
-    # `tf.contrib` is imported on first use, so `import tensorflux` does not load it.
-    if name == "contrib":
+    if name in _LAZY_MODULES:
         import importlib
-        return importlib.import_module("tensorflux.contrib")
+        return importlib.import_module(f"tensorflux.{name}")
     raise AttributeError(f"module 'tensorflux' has no attribute {name!r}")

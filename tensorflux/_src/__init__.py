@@ -1,5 +1,11 @@
 """tensorflux internals. Importing this turns on JAX's 64-bit types, as TF has them."""
 
+import logging
+
 import jax
 
 jax.config.update("jax_enable_x64", True)
+
+# JAX probes for a TPU on first use and reports its absence at INFO level. TF1 programs
+# that log at INFO (tf.app.run does, through absl) would print it on every start.
+logging.getLogger("jax._src.xla_bridge").setLevel(logging.WARNING)
