@@ -6,3 +6,5 @@ from tensorflux._src.ops.nn_ops import log_sigmoid  # noqa: F401
 from tensorflux._src.ops.reduce_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.segment_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sort_ops import top_k  # noqa: F401
+from tensorflux._src.ops.math.special import *  # noqa: F401,F403
+from tensorflux.math import special  # noqa: F401,E402
