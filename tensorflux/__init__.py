@@ -80,6 +80,12 @@ from tensorflux._src.io.readers import (  # noqa: F401
 # Signal processing (tf.signal, tf.spectral, top-level FFTs), tf.bitwise, tf.sets.
 
 # The rest of tf.math: segment reductions, special functions, bincount, confusion_matrix.
+from tensorflux._src.ops.math.segment_reductions import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.math.sparse_segments import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.math.special import (  # noqa: F401,E402
+    betainc, igamma, igammac, lbeta, zeta,
+)
+from tensorflux._src.ops.nn_ops import log_sigmoid  # noqa: F401,E402
 
 # Random numbers: tf.random, tf.distributions, tf.initializers.
 

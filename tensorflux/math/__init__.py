@@ -8,3 +8,4 @@ from tensorflux._src.ops.segment_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sort_ops import top_k  # noqa: F401
 from tensorflux._src.ops.math.special import *  # noqa: F401,F403
 from tensorflux.math import special  # noqa: F401,E402
+from tensorflux._src.ops.math.segment_reductions import *  # noqa: F401,F403,E402
