@@ -80,6 +80,9 @@ from tensorflux._src.io.readers import (  # noqa: F401
 # Signal processing (tf.signal, tf.spectral, top-level FFTs), tf.bitwise, tf.sets.
 
 # The rest of tf.math: segment reductions, special functions, bincount, confusion_matrix.
+from tensorflux._src.ops.math.accumulate import accumulate_n  # noqa: F401,E402
+from tensorflux._src.ops.math.approx_topk import approx_top_k  # noqa: F401,E402
+from tensorflux._src.ops.math.counting import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.math.segment_reductions import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.math.sparse_segments import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.math.special import (  # noqa: F401,E402
