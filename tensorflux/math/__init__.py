@@ -17,5 +17,8 @@ from tensorflux._src.ops.math.approx_topk import approx_max_k, approx_min_k, in_
 from tensorflux._src.ops.math.counting import *  # noqa: F401,F403
 from tensorflux._src.ops.math.segment_reductions import *  # noqa: F401,F403
 from tensorflux._src.ops.math.sobol import *  # noqa: F401,F403
-from tensorflux._src.ops.math.special import *  # noqa: F401,F403
+from tensorflux._src.ops.math.special import (  # noqa: F401
+    bessel_i0, bessel_i1, betainc, erfcinv, igamma, igammac, lbeta, nextafter,
+    reciprocal_no_nan, xlog1py, zeta,
+)
 from tensorflux.math import special  # noqa: F401,E402
