@@ -109,7 +109,7 @@ def test_monotonicity():
         tf.math.is_non_decreasing(tf.constant(["a", "b"]))
 
 
-# -- accumulate_n ------------------------------------------------------------------------------------
+# -- accumulate_n ----------------------------------------------------------------------------------
 def test_accumulate_n_checks_and_gradient():
     a = tf.placeholder(tf.float32, [2, None])
     b = tf.placeholder(tf.float32, [None, 3])
@@ -152,7 +152,7 @@ def test_cumulative_logsumexp_exclusive_start_and_types():
     assert tf.math.cumulative_logsumexp(tf.zeros([2], tf.float16)).dtype == tf.float16
 
 
-# -- approx top-k, in_top_k ----------------------------------------------------------------------------
+# -- approx top-k, in_top_k ------------------------------------------------------------------------
 def test_approx_top_k_gradient_shapes_and_aliases():
     x = tf.placeholder(tf.float32, [2, 5])
     values, indices = tf.math.approx_max_k(x, 2)
@@ -174,7 +174,7 @@ def test_approx_top_k_gradient_shapes_and_aliases():
     assert tf.math.in_top_k is tf.nn.in_top_k  # TF1: (predictions, targets, k)
 
 
-# -- sobol_sample ------------------------------------------------------------------------------------
+# -- sobol_sample ----------------------------------------------------------------------------------
 # The first rows of TF's own test of SobolSample (sobol_ops_test.py, 5 dimensions).
 TF_SOBOL_5D = [[0.5, 0.5, 0.5, 0.5, 0.5], [0.75, 0.25, 0.25, 0.25, 0.75],
                [0.25, 0.75, 0.75, 0.75, 0.25], [0.375, 0.375, 0.625, 0.875, 0.375],
