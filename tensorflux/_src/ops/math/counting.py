@@ -64,9 +64,12 @@ def _bincount_kernel(arr, size, weights):
         raise kernel_error("Input arr must be non-negative!")
     flat = arr.reshape(-1)
     keep = flat < size
+    if has_weights and weights.dtype.kind == "i":  # exact sums (np.bincount adds floats)
+        bins = np.zeros(size, weights.dtype)
+        np.add.at(bins, flat[keep], weights.reshape(-1)[keep])
+        return bins
     counted = weights.reshape(-1)[keep] if has_weights else None
-    bins = np.bincount(flat[keep], weights=counted, minlength=size)
-    return bins.astype(weights.dtype)
+    return np.bincount(flat[keep], weights=counted, minlength=size).astype(weights.dtype)
 
 
 def _bincount_grad(op, grad):
