@@ -90,6 +90,15 @@ from tensorflux._src.ops.signal.fft_ops import *  # noqa: F401,F403,E402
 from tensorflux import bitwise, sets, signal, spectral  # noqa: E402,F401
 
 # The rest of tf.math: segment reductions, special functions, bincount, confusion_matrix.
+from tensorflux._src.ops.math.accumulate import accumulate_n  # noqa: F401,E402
+from tensorflux._src.ops.math.approx_topk import approx_top_k  # noqa: F401,E402
+from tensorflux._src.ops.math.counting import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.math.segment_reductions import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.math.sparse_segments import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.math.special import (  # noqa: F401,E402
+    betainc, igamma, igammac, lbeta, zeta,
+)
+from tensorflux._src.ops.nn_ops import log_sigmoid  # noqa: F401,E402
 
 # Random numbers: tf.random, tf.distributions, tf.initializers.
 
