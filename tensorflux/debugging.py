@@ -5,3 +5,4 @@ from tensorflux._src.ops.debug_ops import (  # noqa: F401
     Assert, check_numerics, verify_tensor_all_finite as assert_all_finite,
 )
 from tensorflux._src.ops.math_ops import is_finite, is_inf, is_nan  # noqa: F401
+from tensorflux._src.ops.check_shapes import assert_shapes  # noqa: F401,E402

@@ -191,6 +191,9 @@ def _create_op(graph, op_def, name, inputs, attrs) -> Operation:
             t._shape = tensor_shape.as_shape(s)
     op._control_inputs = graph._control_inputs_for({t.op for t in inputs})
     graph._apply_device_functions(op)
+    graph._apply_colocation(op)
+    if op_def.stateful and graph._container:
+        op._container = graph._container
     op._gradient_override = graph._gradient_override_map.get(op_def.name)
     graph._add_op(op)
     return op
