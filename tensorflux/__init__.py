@@ -100,6 +100,7 @@ from tensorflux._src.framework.type_spec import (  # noqa: E402,F401
 )
 from tensorflux._src.io.protos import make_ndarray, make_tensor_proto  # noqa: E402,F401
 from tensorflux._src.ops.graph_utils import *  # noqa: E402,F401,F403
+from tensorflux._src.train.module import Module  # noqa: E402,F401
 from tensorflux._src.train.variables import (  # noqa: E402,F401
     VariableAggregation, VariableSynchronization, variable_creator_scope,
 )

@@ -232,3 +232,52 @@ def test_raise_exception_on_not_ok_status():
         with tf.errors.raise_exception_on_not_ok_status() as status:
             status.set(tf.errors.NOT_FOUND, "no such file")
     assert tf.OpError is tf.errors.OpError
+
+
+def test_module_finds_variables_and_submodules():
+    class Dense(tf.Module):
+        def __init__(self, n_in, n_out, name=None):
+            super().__init__(name=name)
+            with self.name_scope:
+                self.w = tf.Variable(tf.ones([n_in, n_out]), name="w")
+                self.b = tf.Variable(tf.zeros([n_out]), name="b", trainable=False)
+
+    class MLP(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = [Dense(3, 4), Dense(4, 2, name="head")]
+            self.extra = {"scale": tf.Variable(2.0, name="scale")}
+
+    model = MLP()
+    assert model.name == "mlp" and [m.name for m in model.submodules] == ["dense", "head"]
+    assert len(model.variables) == 5 and len(model.trainable_variables) == 3
+    assert model.layers[1].w.name == "head/w:0" and model.layers[0].b.name == "dense/b:0"
+    with pytest.raises(ValueError, match="not a valid module name"):
+        tf.Module(name="bad name")
+
+
+def test_assert_variables_initialized_and_scope_aliases():
+    with tf.Graph().as_default():
+        a = tf.Variable(tf.zeros([2, 3]), name="a")
+        b = tf.Variable(1.0, name="b")
+        check = tf.assert_variables_initialized()
+        with tf.variable_op_scope([a], None, default_name="block") as scope:
+            assert scope.name == "block"
+        with tf.op_scope([a], None, "named") as scope:
+            assert scope == "named/"
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized"):
+                sess.run(check)
+            sess.run(tf.global_variables_initializer())
+            np.testing.assert_array_equal(sess.run(check), [2, 0])
+    assert tf.assert_variables_initialized([]) is None
+
+
+def test_convert_to_tensor_or_sparse_tensor():
+    value = tf.SparseTensorValue([[0]], [1.0], [3])
+    sparse = tf.convert_to_tensor_or_sparse_tensor(value)
+    assert isinstance(sparse, tf.SparseTensor) and sparse.dtype == tf.float32
+    dense = tf.convert_to_tensor_or_sparse_tensor([1, 2], dtype=tf.int64)
+    assert isinstance(dense, tf.Tensor) and dense.dtype == tf.int64
+    with pytest.raises(RuntimeError, match="Sparse dtype"):
+        tf.convert_to_tensor_or_sparse_tensor(sparse, dtype=tf.int32)

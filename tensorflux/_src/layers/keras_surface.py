@@ -84,6 +84,8 @@ def _session(layer, what):
 class KerasLayerSurface:
     """Mixin for layers/base.py's Layer (see the module docstring)."""
 
+    _TF_MODULE = True  # a layer is a tf.Module (train/module.py)
+
     def __new__(cls, *args, **kwargs):
         layer = super().__new__(cls)
         try:

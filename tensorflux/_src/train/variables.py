@@ -29,7 +29,7 @@ __all__ = [
     "local_variables", "model_variables", "moving_average_variables",
     "global_variables_initializer", "initialize_all_variables",
     "local_variables_initializer", "initialize_local_variables", "variables_initializer",
-    "initialize_variables", "is_variable_initialized",
+    "initialize_variables", "is_variable_initialized", "assert_variables_initialized",
     "report_uninitialized_variables",
 ]
 
@@ -400,6 +400,21 @@ initialize_local_variables = local_variables_initializer
 
 def is_variable_initialized(variable):
     return state_ops.is_variable_initialized(variable)
+
+
+def assert_variables_initialized(var_list=None):
+    """The ranks of `var_list`'s variables (default: all global and local ones), read
+    from their values: running it raises FailedPreconditionError naming the first
+    uninitialized variable. None for an empty list, as in TF1."""
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    if not var_list:
+        return None
+    ranks = []
+    for var in var_list:
+        with var.graph.colocate_with(var.op):
+            ranks.append(array_ops.rank(var.read_value()))
+    return ranks[0] if len(ranks) == 1 else array_ops.stack(ranks)
 
 
 def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
