@@ -281,3 +281,23 @@ def test_convert_to_tensor_or_sparse_tensor():
     assert isinstance(dense, tf.Tensor) and dense.dtype == tf.int64
     with pytest.raises(RuntimeError, match="Sparse dtype"):
         tf.convert_to_tensor_or_sparse_tensor(sparse, dtype=tf.int32)
+
+
+def test_log_device_placement_prints_each_planned_op_once(capsys):
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.float32, [2], name="p")
+        total = tf.add(p, 1.0, name="total")
+        config = tf.ConfigProto(log_device_placement=True)
+        with tf.Session(config=config) as sess:
+            sess.run(total, {p: [1.0, 2.0]})
+            sess.run(total, {p: [3.0, 4.0]})  # the cached plan logs nothing more
+        lines = capsys.readouterr().err.splitlines()
+        assert lines == ["total: (Add): /job:localhost/replica:0/task:0/device:CPU:0"]
+        assert not tf.debugging.get_log_device_placement()
+        tf.debugging.set_log_device_placement(True)
+        try:
+            with tf.Session() as sess:
+                sess.run(total, {p: [1.0, 2.0]})
+        finally:
+            tf.debugging.set_log_device_placement(False)
+        assert "total: (Add)" in capsys.readouterr().err

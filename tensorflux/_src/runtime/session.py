@@ -216,6 +216,8 @@ class BaseSession:
             executable = Executable(fetch_tensors, target_ops, feed_tensors,
                                     self.compile_stats, self._config.compiler_options)
             self._executables[signature] = executable
+            if self._config.log_device_placement or devices.get_log_device_placement():
+                devices.log_placement(executable.placements())
         return _Run(executable, rebuild)
 
     # -- lifecycle ----------------------------------------------------------------------
