@@ -57,3 +57,23 @@ def test_unknown_rank_and_scalars():
                 sess.run(check, {u: np.ones((3, 4))})
             with pytest.raises(tf.errors.InvalidArgumentError):
                 sess.run(check, {u: np.ones((2, 4, 1))})
+
+
+def test_enable_check_numerics_checks_ops_created_while_enabled():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+        tf.debugging.enable_check_numerics()
+        try:
+            checked = tf.log(x, name="log_checked") * 2.0
+            ints = tf.constant([1, 2]) + 1  # integer outputs are not checked
+        finally:
+            tf.debugging.disable_check_numerics()
+        unchecked = tf.log(x, name="log_plain")
+        assert ints.op.type == "Add"
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(checked, {x: [1.0, np.e]}), [0.0, 2.0],
+                                       rtol=1e-6)
+            assert sess.run(unchecked, {x: [0.0, 1.0]})[0] == -np.inf
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r'Infinity or NaN in output 0 of graph op "Log"'):
+                sess.run(checked, {x: [0.0, 1.0]})
