@@ -100,6 +100,9 @@ from tensorflux._src.framework.type_spec import (  # noqa: E402,F401
 )
 from tensorflux._src.io.protos import make_ndarray, make_tensor_proto  # noqa: E402,F401
 from tensorflux._src.ops.graph_utils import *  # noqa: E402,F401,F403
+from tensorflux._src.runtime.session_ops import (  # noqa: E402,F401
+    delete_session_tensor, get_session_handle, get_session_tensor,
+)
 from tensorflux._src.train.module import Module  # noqa: E402,F401
 from tensorflux._src.train.variables import (  # noqa: E402,F401
     VariableAggregation, VariableSynchronization, variable_creator_scope,

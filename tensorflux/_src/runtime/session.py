@@ -20,6 +20,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.runtime import default_session, devices, fetches as _fetches
 from tensorflux._src.runtime.config import ConfigProto
+from tensorflux._src.runtime.session_ops import TensorHandle
 from tensorflux._src.framework.tensor_conversion import make_ndarray
 
 
@@ -190,6 +191,9 @@ class BaseSession:
         for key, value in feed_dict.items():
             tensor = key if type(key) is Tensor else self._feed_tensor(key)
             if type(value) is not np.ndarray or value.dtype != tensor._dtype._np_dtype:
+                if isinstance(value, TensorHandle):  # its string, or the value it holds
+                    value = value.handle if tensor._dtype.base_dtype == _dtypes.string \
+                        else value._value(self)
                 value = _feed_array(tensor, key, value)
             keys.append((tensor, value.shape))
             values.append(value)
@@ -197,7 +201,7 @@ class BaseSession:
 
     def _prepare(self, fetches, feed_key):
         graph = self._graph
-        fetch_tensors, target_ops, rebuild = _fetches.flatten(graph, fetches)
+        fetch_tensors, target_ops, rebuild = _fetches.flatten(graph, fetches, self)
         feed_tensors = [t for t, _ in feed_key]
         for tensor, shape in feed_key:
             if not tensor.shape.is_compatible_with(shape):
