@@ -301,3 +301,26 @@ def test_log_device_placement_prints_each_planned_op_once(capsys):
         finally:
             tf.debugging.set_log_device_placement(False)
         assert "total: (Add)" in capsys.readouterr().err
+
+
+def test_switch_to_thread_local_gives_each_thread_its_own_scopes():
+    import threading
+    g = tf.Graph()
+    names = {}
+    with g.as_default(), tf.name_scope("shared"):
+        g.switch_to_thread_local()
+        gate = threading.Barrier(2)
+
+        def build(tag):
+            with g.as_default(), tf.name_scope(tag):
+                gate.wait()  # both threads are inside their own scope now
+                names[tag] = tf.constant(0.0, name="c").op.name
+                gate.wait()
+
+        threads = [threading.Thread(target=build, args=(t,)) for t in ("a", "b")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        here = tf.constant(0.0, name="c").op.name
+    assert names == {"a": "shared/a/c", "b": "shared/b/c"} and here == "shared/c"

@@ -45,3 +45,20 @@ def test_handles_are_per_session_and_typed():
             second.run(as_float, {holder: handle.handle})
         with pytest.raises(tf.errors.InvalidArgumentError, match="has dtype int32"):
             first.run(as_float, {holder: handle.handle})
+
+
+def test_session_reset_closes_the_sessions_of_its_target():
+    # Targets of this test alone, so the reset closes no other test's sessions.
+    here, elsewhere = "grpc://reset-test:1", "grpc://reset-test:2"
+    v = tf.Variable(1.0, name="v")
+    first, second, other = tf.Session(here), tf.Session(here), tf.Session(elsewhere)
+    for session in (first, second, other):
+        session.run(v.initializer)
+    tf.Session.reset(here, containers=["experiment"])
+    for session in (first, second):
+        with pytest.raises(RuntimeError, match="closed Session"):
+            session.run(v)
+    assert other.run(v) == 1.0  # another target's sessions are left alone
+    tf.Session.reset(elsewhere)
+    with pytest.raises(RuntimeError, match="closed Session"):
+        other.run(v)

@@ -21,8 +21,37 @@ class _ControlDependencies:
         self.created = set()
 
 
+def _scope_stack(name):
+    """A builder stack of the graph (name scope, devices, control dependencies,
+    colocation): shared by all threads until `switch_to_thread_local`, then per thread,
+    each starting from a copy of the state at the switch."""
+
+    def get(self):
+        local = self._thread_local
+        if local is None:
+            return self.__dict__[name]
+        if not hasattr(local, name):
+            shared = self.__dict__[name]
+            setattr(local, name, list(shared) if isinstance(shared, list) else shared)
+        return getattr(local, name)
+
+    def set_(self, value):
+        if self._thread_local is None:
+            self.__dict__[name] = value
+        else:
+            setattr(self._thread_local, name, value)
+
+    return property(get, set_)
+
+
 class Graph:
     """A TensorFlow computation: Operations connected by the Tensors they exchange."""
+
+    _thread_local = None  # a threading.local once `switch_to_thread_local` was called
+    _name_stack = _scope_stack("_name_stack")
+    _device_stack = _scope_stack("_device_stack")
+    _control_stack = _scope_stack("_control_stack")
+    _colocation_stack = _scope_stack("_colocation_stack")
 
     def __init__(self):
         self._nodes_by_name = {}
@@ -118,6 +147,13 @@ class Graph:
             if [d.base_dtype for d in got] != [_as_dtype(d).base_dtype for d in dtypes]:
                 raise TypeError(f"create_op: {op_type} outputs {got}, not {list(dtypes)}")
         return op
+
+    def switch_to_thread_local(self):
+        """From now on each thread has its own name scope, device, control-dependency
+        and colocation stacks (starting from their current state), so threads building
+        ops in this graph do not see each other's `with` blocks."""
+        if self._thread_local is None:
+            self._thread_local = threading.local()
 
     def Dismantle(self):  # noqa: N802 - TF's name
         """Drops every op and collection, so their memory can be freed."""

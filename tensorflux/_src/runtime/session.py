@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 import threading
+import weakref
 
 import numpy as np
 
@@ -83,6 +84,8 @@ class _Run:
 
 
 class BaseSession:
+    _live = weakref.WeakSet()  # open sessions, for `Session.reset`
+
     def __init__(self, target="", graph=None, config=None):
         self._graph = graph if graph is not None else _graph.get_default_graph()
         if not isinstance(self._graph, _graph.Graph):
@@ -96,6 +99,7 @@ class BaseSession:
         self._state = SessionState()
         self.compile_stats = CompileStats()
         self._context_stack = None
+        BaseSession._live.add(self)
 
     # -- properties -------------------------------------------------------------------
     @property
@@ -225,6 +229,17 @@ class BaseSession:
         return _Run(executable, rebuild)
 
     # -- lifecycle ----------------------------------------------------------------------
+    @staticmethod
+    def reset(target, containers=None, config=None):
+        """Clears the resource containers of every Session connected to `target` and
+        closes them all, as TF's in-process session factory does: their variables,
+        queues and iterators are gone, and using them raises RuntimeError. (Each
+        Session's state is its own, so clearing `containers` and closing leave the same
+        nothing behind.)"""
+        for session in list(BaseSession._live):
+            if session._target == target and not session._closed:
+                session.close()
+
     def close(self):
         self._closed = True
         self._runs.clear()
