@@ -17,6 +17,7 @@ import numpy as np
 
 from tensorflux._src.compiler.executable import CompileStats, Executable
 from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.runtime import default_session, devices, fetches as _fetches
@@ -99,6 +100,7 @@ class BaseSession:
         self._state = SessionState()
         self.compile_stats = CompileStats()
         self._context_stack = None
+        self._partial_runs = {}  # handle -> PartialRun (partial_run_setup)
         BaseSession._live.add(self)
 
     # -- properties -------------------------------------------------------------------
@@ -161,6 +163,26 @@ class BaseSession:
         if executable.run == executable._first_run:
             return None
         return executable.run_batched([values for _, values in converted], self._state)
+
+    def partial_run_setup(self, fetches, feeds=None):
+        """Declares a run made of several `partial_run` steps; returns its handle."""
+        from tensorflux._src.runtime.partial_run import PartialRun, check_setup_arguments
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        check_setup_arguments(fetches, feeds)
+        run = PartialRun(self, fetches, feeds)
+        self._partial_runs[run.handle] = run
+        return run.handle
+
+    def partial_run(self, handle, fetches, feed_dict=None):
+        """One step of the partial run `handle`: feeds some of its declared feeds and
+        returns some of its declared fetches."""
+        run = self._partial_runs.get(handle)
+        if run is None:
+            raise errors.InvalidArgumentError(
+                None, None, f"Must run 'setup' before performing partial runs! (handle "
+                            f"{handle!r} is unknown)")
+        return run.step(self, fetches, feed_dict)
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function running `fetches` with positional values for `feed_list`."""
