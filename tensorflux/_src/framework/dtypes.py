@@ -12,10 +12,12 @@ import builtins
 import ml_dtypes
 import numpy as np
 
+from tensorflux._src.framework.trace_type import SelfDescribingType
+
 _REF_OFFSET = 100
 
 
-class DType:
+class DType(SelfDescribingType):
     """A TensorFlow element type (`tf.float32`, `tf.int32`, ...)."""
 
     __slots__ = ("_enum", "_name", "_tf_name", "_np", "_np_dtype")
@@ -134,22 +136,6 @@ class DType:
     def most_specific_common_supertype(self, types):
         return self if all(self == other for other in types) else None
 
-    def placeholder_value(self, placeholder_context=None):
-        return self
-
-    def to_tensors(self, value):
-        return []
-
-    def from_tensors(self, tensors):
-        return self
-
-    def flatten(self):
-        return []
-
-    def cast(self, value, cast_context=None):
-        if value != self:
-            raise ValueError(f"Can not cast {value!r} to type {self!r}")
-        return value
 
     @classmethod
     def experimental_type_proto(cls):

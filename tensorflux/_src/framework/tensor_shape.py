@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorflux._src.framework.trace_type import SelfDescribingType
+
 
 class Dimension:
     """One dimension of a shape: an int, or None when unknown."""
@@ -140,7 +142,7 @@ def dimension_value(dim):
     return dim.value if isinstance(dim, Dimension) else dim
 
 
-class TensorShape:
+class TensorShape(SelfDescribingType):
     """The static shape of a tensor; rank and dimensions may be unknown."""
 
     __slots__ = ("_dims",)
@@ -326,23 +328,9 @@ class TensorShape:
             result = result.most_specific_compatible_shape(other)
         return result
 
-    def placeholder_value(self, placeholder_context=None):
-        return self
 
-    def to_tensors(self, value):
-        return []
-
-    def from_tensors(self, tensors):
-        return self
-
-    def flatten(self):
-        return []
-
-    def cast(self, value, cast_context=None):
-        value = as_shape(value)
-        if not value.is_subtype_of(self):
-            raise ValueError(f"Can not cast {value!r} to type {self!r}")
-        return value
+    def _coerce(self, value):
+        return as_shape(value)
 
     # -- python protocol ---------------------------------------------------------
     def __eq__(self, other):

@@ -18,13 +18,13 @@ inherits: configs, weights as values, the call graph between layers, masks, metr
 from __future__ import annotations
 
 import collections
-import functools
 import inspect
 
 import numpy as np
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
+from tensorflux._src.train.module import in_name_scope
 
 __all__ = ["KerasLayerSurface", "Node", "DTypePolicy"]
 
@@ -340,12 +340,7 @@ class KerasLayerSurface:
     @classmethod
     def with_name_scope(cls, method):
         """Decorator: `method` runs under the layer's name scope."""
-
-        @functools.wraps(method)
-        def scoped(self, *args, **kwargs):
-            with self.name_scope:
-                return method(self, *args, **kwargs)
-        return scoped
+        return in_name_scope(method)
 
     @property
     def submodules(self):

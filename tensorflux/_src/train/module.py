@@ -91,15 +91,20 @@ class Module:
     @classmethod
     def with_name_scope(cls, method):
         """Decorator: `method` runs under the module's name scope."""
-
-        @functools.wraps(method)
-        def scoped(self, *args, **kwargs):
-            with self.name_scope:
-                return method(self, *args, **kwargs)
-        return scoped
+        return in_name_scope(method)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self._name!r}>"
+
+
+def in_name_scope(method):
+    """`method` of a module (or layer), run under the object's `name_scope`."""
+
+    @functools.wraps(method)
+    def scoped(self, *args, **kwargs):
+        with self.name_scope:
+            return method(self, *args, **kwargs)
+    return scoped
 
 
 def _is_module(value):
