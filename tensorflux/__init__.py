@@ -120,6 +120,25 @@ from tensorflux import manip  # noqa: E402,F401
 # Neural-network extras: CTC, fractional and generic pooling, morphology, samplers.
 
 # Framework utilities: tf.nest, dtypes, type specs, graph and session helpers.
+from tensorflux import nest  # noqa: E402,F401
+from tensorflux._src.framework.behaviour import *  # noqa: E402,F401,F403
+from tensorflux._src.framework.dtypes import (  # noqa: E402,F401
+    QUANTIZED_DTYPES, qint8, qint16, qint32, quint8, quint16,
+)
+from tensorflux._src.framework.errors import OpError  # noqa: E402,F401
+from tensorflux._src.framework.tensor_shape import dimension_value  # noqa: E402,F401
+from tensorflux._src.framework.type_spec import (  # noqa: E402,F401
+    TensorSpec, TypeSpec, type_spec_from_value,
+)
+from tensorflux._src.io.protos import make_ndarray, make_tensor_proto  # noqa: E402,F401
+from tensorflux._src.ops.graph_utils import *  # noqa: E402,F401,F403
+from tensorflux._src.runtime.session_ops import (  # noqa: E402,F401
+    delete_session_tensor, get_session_handle, get_session_tensor,
+)
+from tensorflux._src.train.module import Module  # noqa: E402,F401
+from tensorflux._src.train.variables import (  # noqa: E402,F401
+    VariableAggregation, VariableSynchronization, variable_creator_scope,
+)
 
 from tensorflux._src.io.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,

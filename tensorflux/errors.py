@@ -8,3 +8,4 @@ from tensorflux._src.framework.errors import (  # noqa: F401
     UnimplementedError, InternalError, UnavailableError, DataLossError,
     exception_type_from_error_code, error_code_from_exception_type,
 )
+from tensorflux._src.framework.errors import raise_exception_on_not_ok_status  # noqa: F401

@@ -20,3 +20,12 @@ from tensorflux._src.layers.pooling import (  # noqa: F401
     average_pooling1d, average_pooling2d, average_pooling3d, max_pooling1d, max_pooling2d,
     max_pooling3d,
 )
+
+import types as _types  # noqa: E402
+
+from tensorflux._src.layers import base as _base  # noqa: E402
+
+# `tf.layers.experimental`: Keras-style naming for the legacy layers.
+experimental = _types.ModuleType("tensorflux.layers.experimental")
+experimental.keras_style_scope = _base.keras_style_scope
+experimental.set_keras_style = _base.set_keras_style

@@ -118,6 +118,19 @@ class Executable:
                 n += 1
         return lines
 
+    def placements(self):
+        """(op name, op type, full device name) of every op this run executes."""
+        out = []
+        for step in self.steps:
+            if isinstance(step, run_plan.HostStep):
+                out.append((step.op.name, step.op.type, _HOST_DEVICE))
+                continue
+            device = step.cluster.device
+            name = (f"/job:localhost/replica:0/task:0/device:{device.platform.upper()}:"
+                    f"{device.id}")
+            out.extend((op.name, op.type, name) for op in step.ops)
+        return out
+
     def run_traced(self, feeds, session_state, run_metadata):
         """`run`, also recording each step's ops and wall time into `run_metadata`."""
         from tensorflux._src.runtime.config import DeviceStepStats, NodeExecStats, StepStats

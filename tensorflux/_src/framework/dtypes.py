@@ -12,10 +12,12 @@ import builtins
 import ml_dtypes
 import numpy as np
 
+from tensorflux._src.framework.trace_type import SelfDescribingType
+
 _REF_OFFSET = 100
 
 
-class DType:
+class DType(SelfDescribingType):
     """A TensorFlow element type (`tf.float32`, `tf.int32`, ...)."""
 
     __slots__ = ("_enum", "_name", "_tf_name", "_np", "_np_dtype")
@@ -68,7 +70,7 @@ class DType:
 
     @property
     def is_unsigned(self) -> bool:
-        return self.base_dtype in (uint8, uint16, uint32, uint64)
+        return self.base_dtype in (uint8, uint16, uint32, uint64, uint4, uint2, quint8, quint16)
 
     @property
     def is_complex(self) -> bool:
@@ -84,7 +86,11 @@ class DType:
 
     @property
     def is_quantized(self) -> bool:
-        return False
+        return self.base_dtype in _QUANTIZED
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.base_dtype not in (bool, string, resource, variant)
 
     @property
     def size(self) -> int:
@@ -96,19 +102,23 @@ class DType:
     def min(self):
         """Smallest representable value (TF raises TypeError for bool/complex/string)."""
         base = self.base_dtype
+        if base.is_quantized:
+            raise TypeError(f"Cannot find minimum value of {self} with quantized type {base}.")
         if base.is_floating:
             return _finfo(base).min
         if base.is_integer:
-            return np.iinfo(base.as_numpy_dtype).min
+            return ml_dtypes.iinfo(base.as_numpy_dtype).min
         raise TypeError(f"Cannot find minimum value of {self}.")
 
     @property
     def max(self):
         base = self.base_dtype
+        if base.is_quantized:
+            raise TypeError(f"Cannot find maximum value of {self} with quantized type {base}.")
         if base.is_floating:
             return _finfo(base).max
         if base.is_integer:
-            return np.iinfo(base.as_numpy_dtype).max
+            return ml_dtypes.iinfo(base.as_numpy_dtype).max
         raise TypeError(f"Cannot find maximum value of {self}.")
 
     @property
@@ -118,6 +128,27 @@ class DType:
     def is_compatible_with(self, other) -> bool:
         other = as_dtype(other)
         return self._enum in (other._enum, other.base_dtype._enum)
+
+    # -- TF 2.x's TraceType protocol: a DType is a type that only matches itself ------
+    def is_subtype_of(self, other) -> bool:
+        return self == other
+
+    def most_specific_common_supertype(self, types):
+        return self if all(self == other for other in types) else None
+
+
+    @classmethod
+    def experimental_type_proto(cls):
+        from tensorflux._src.io.protos import SerializedDType
+        return SerializedDType
+
+    @classmethod
+    def experimental_from_proto(cls, proto):
+        return as_dtype(proto.datatype)
+
+    def experimental_as_proto(self):
+        from tensorflux._src.io.protos import SerializedDType
+        return SerializedDType(datatype=self._enum)
 
     # -- python protocol --------------------------------------------------------
     def __eq__(self, other):
@@ -147,7 +178,9 @@ class DType:
 
 
 def _finfo(dt: DType):
-    return ml_dtypes.finfo(dt.as_numpy_dtype) if dt == bfloat16 else np.finfo(dt.as_numpy_dtype)
+    np_type = dt.as_numpy_dtype
+    return np.finfo(np_type) if np_type in (np.float16, np.float32, np.float64) else \
+        ml_dtypes.finfo(np_type)
 
 
 # Enum values are TF's DataType proto numbers.
@@ -169,17 +202,46 @@ complex64 = DType(8, "complex64", "complex64", np.complex64)
 complex128 = DType(18, "complex128", "complex128", np.complex128)
 resource = DType(20, "resource", "resource", np.object_)
 variant = DType(21, "variant", "variant", np.object_)
+# Quantized types: numpy sees them as one-field records, as TF's Python layer does. They
+# name the dtypes of TF's quantized kernels, which tensorflux does not have: no op accepts
+# them (api_exclusions.txt lists the quantized ops).
+qint8 = DType(11, "qint8", "qint8", np.dtype([("qint8", np.int8)]))
+quint8 = DType(12, "quint8", "quint8", np.dtype([("quint8", np.uint8)]))
+qint32 = DType(13, "qint32", "qint32", np.dtype([("qint32", np.int32)]))
+qint16 = DType(15, "qint16", "qint16", np.dtype([("qint16", np.int16)]))
+quint16 = DType(16, "quint16", "quint16", np.dtype([("quint16", np.uint16)]))
+# Narrow types of later TF versions (`tf.dtypes.experimental`), ml_dtypes' numpy types.
+# 24-30 are TF's DataType numbers; TF has not numbered the last four, so they take the
+# next free ones (they never leave this process in a proto TF reads).
+float8_e5m2 = DType(24, "float8_e5m2", "float8_e5m2", ml_dtypes.float8_e5m2)
+float8_e4m3fn = DType(25, "float8_e4m3fn", "float8_e4m3fn", ml_dtypes.float8_e4m3fn)
+float8_e4m3fnuz = DType(26, "float8_e4m3fnuz", "float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz)
+float8_e4m3b11fnuz = DType(27, "float8_e4m3b11fnuz", "float8_e4m3b11fnuz",
+                           ml_dtypes.float8_e4m3b11fnuz)
+float8_e5m2fnuz = DType(28, "float8_e5m2fnuz", "float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz)
+int4 = DType(29, "int4", "int4", ml_dtypes.int4)
+uint4 = DType(30, "uint4", "uint4", ml_dtypes.uint4)
+int2 = DType(31, "int2", "int2", ml_dtypes.int2)
+uint2 = DType(32, "uint2", "uint2", ml_dtypes.uint2)
+float4_e2m1fn = DType(33, "float4_e2m1fn", "float4_e2m1fn", ml_dtypes.float4_e2m1fn)
 
+_QUANTIZED = frozenset((qint8, quint8, qint16, quint16, qint32))
+_NARROW = (float8_e5m2, float8_e4m3fn, float8_e4m3fnuz, float8_e4m3b11fnuz, float8_e5m2fnuz,
+           int4, uint4, int2, uint2, float4_e2m1fn)
 _BASE = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16,
-         uint32, uint64, bool, string, complex64, complex128, resource, variant)
+         uint32, uint64, bool, string, complex64, complex128, resource, variant,
+         *sorted(_QUANTIZED, key=lambda d: d._enum), *_NARROW)
 _BY_ENUM = {d._enum: d for d in _BASE}
 for _d in _BASE:
     _ref = DType(_d._enum + _REF_OFFSET, _d._name + "_ref", _d._tf_name + "_ref", _d._np)
     _BY_ENUM[_ref._enum] = _ref
     globals()[_ref._name] = _ref
 
-_FLOATING = frozenset((float16, bfloat16, float32, float64))
-_INTEGER = frozenset((int8, int16, int32, int64, uint8, uint16, uint32, uint64))
+_FLOATING = frozenset((float16, bfloat16, float32, float64, float8_e5m2, float8_e4m3fn,
+                       float8_e4m3fnuz, float8_e4m3b11fnuz, float8_e5m2fnuz, float4_e2m1fn))
+_INTEGER = frozenset((int8, int16, int32, int64, uint8, uint16, uint32, uint64, int4, uint4,
+                      int2, uint2))
+QUANTIZED_DTYPES = frozenset(_QUANTIZED | {d._as_ref for d in _QUANTIZED})
 
 # Groups used by op records to declare what each type attr accepts.
 FLOATS = (float16, bfloat16, float32, float64)
@@ -226,5 +288,6 @@ def as_dtype(type_value) -> DType:
 __all__ = [
     "DType", "as_dtype", "float16", "half", "bfloat16", "float32", "float64", "double",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
-    "string", "complex64", "complex128", "resource", "variant",
+    "string", "complex64", "complex128", "resource", "variant", "qint8", "quint8", "qint16",
+    "quint16", "qint32", "QUANTIZED_DTYPES",
 ]

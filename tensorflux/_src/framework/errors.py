@@ -119,3 +119,30 @@ def error_code_from_exception_type(cls):
         if klass is cls:
             return code
     raise KeyError(cls)
+
+
+class _Status:
+    """What a `raise_exception_on_not_ok_status` block reports: TF's status fields."""
+
+    def __init__(self):
+        self.code = OK
+        self.message = ""
+
+    def set(self, code, message):
+        self.code, self.message = code, message
+
+
+class raise_exception_on_not_ok_status:  # noqa: N801 - TF's public name
+    """A block given a status to fill in (`status.set(code, message)`); leaving it with
+    a non-OK code raises that code's OpError subclass with the message, as TF1's
+    C-API wrappers did."""
+
+    def __enter__(self):
+        self.status = _Status()
+        return self.status
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if self.status.code != OK:
+            raise exception_type_from_error_code(self.status.code)(
+                None, None, self.status.message)
+        return False

@@ -7,6 +7,7 @@ import re
 import threading
 
 from tensorflux._src.framework import device as pydev
+from tensorflux._src.framework.dtypes import as_dtype as _as_dtype
 from tensorflux._src.framework.operation import VALID_OP_NAME, Operation, Tensor
 
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
@@ -20,8 +21,37 @@ class _ControlDependencies:
         self.created = set()
 
 
+def _scope_stack(name):
+    """A builder stack of the graph (name scope, devices, control dependencies,
+    colocation): shared by all threads until `switch_to_thread_local`, then per thread,
+    each starting from a copy of the state at the switch."""
+
+    def get(self):
+        local = self._thread_local
+        if local is None:
+            return self.__dict__[name]
+        if not hasattr(local, name):
+            shared = self.__dict__[name]
+            setattr(local, name, list(shared) if isinstance(shared, list) else shared)
+        return getattr(local, name)
+
+    def set_(self, value):
+        if self._thread_local is None:
+            self.__dict__[name] = value
+        else:
+            setattr(self._thread_local, name, value)
+
+    return property(get, set_)
+
+
 class Graph:
     """A TensorFlow computation: Operations connected by the Tensors they exchange."""
+
+    _thread_local = None  # a threading.local once `switch_to_thread_local` was called
+    _name_stack = _scope_stack("_name_stack")
+    _device_stack = _scope_stack("_device_stack")
+    _control_stack = _scope_stack("_control_stack")
+    _colocation_stack = _scope_stack("_colocation_stack")
 
     def __init__(self):
         self._nodes_by_name = {}
@@ -37,13 +67,103 @@ class Graph:
         self._unfeedable = set()
         self._unfetchable = set()
         self._body_stack = []  # control-flow bodies (cond branches, loop bodies) being built
-        self.seed = None
+        self._seed = None
         self._seed_offset = 0  # op-level seeds drawn from the graph seed, as TF
+        self._colocation_stack = []  # ops whose device and group new ops join
+        self._container = ""  # resource container of stateful ops (`Graph.container`)
+        self._seen_by_new_operations = 0
 
     # -- structure ------------------------------------------------------------------
     @property
     def version(self) -> int:
         return self._version
+
+    @property
+    def seed(self):
+        """The graph-level random seed (`tf.set_random_seed`), or None."""
+        return self._seed
+
+    @seed.setter
+    def seed(self, seed):
+        self._seed = seed
+
+    @property
+    def building_function(self) -> bool:
+        """True for the graphs of traced functions (tf.data's map functions)."""
+        return False
+
+    @property
+    def collections(self):
+        """The names of the collections this graph holds."""
+        return list(self._collections)
+
+    @property
+    def operations(self):
+        return list(self._nodes_in_order)
+
+    def num_operations(self) -> int:
+        return len(self._nodes_in_order)
+
+    def new_operations(self):
+        """The ops added since the previous call (all of them on the first)."""
+        new = self._nodes_in_order[self._seen_by_new_operations:]
+        self._seen_by_new_operations = len(self._nodes_in_order)
+        return list(new)
+
+    def op_def_for_type(self, type):  # noqa: A002 - TF's argument name
+        """The registry record of an op type (TF returns its OpDef proto)."""
+        from tensorflux._src.ops.registry import lookup  # the ops layer sits above
+        return lookup(type)
+
+    def create_op(self, op_type, inputs, dtypes=None, input_types=None, name=None,
+                  attrs=None, op_def=None, compute_shapes=True, compute_device=True):
+        """TF1's low-level constructor: `op_type` applied to `inputs` in signature order.
+
+        `dtypes` (the output types) and `input_types` are checked against what the op's
+        record infers; `attrs` are the op's attrs by name.
+        """
+        from tensorflux._src.ops.op_builder import apply_op
+        from tensorflux._src.ops.registry import lookup
+        record = lookup(op_type)
+        if len(inputs) != len(record.input_args):
+            raise ValueError(f"create_op: {op_type} takes {len(record.input_args)} inputs "
+                             f"({', '.join(a.name for a in record.input_args)}), got "
+                             f"{len(inputs)}")
+        kwargs = {a.name: t for a, t in zip(record.input_args, inputs)}
+        kwargs.update(attrs or {})
+        with self.as_default():
+            out = apply_op(op_type, name=name or op_type, **kwargs)
+        op = out.op if isinstance(out, Tensor) else (
+            out[0].op if isinstance(out, (list, tuple)) and out else out)
+        if not isinstance(op, Operation):
+            op = self._nodes_in_order[-1]
+        if input_types is not None:
+            got = [t.dtype for t in op.inputs]
+            if [d.base_dtype for d in got] != [_as_dtype(d).base_dtype for d in input_types]:
+                raise TypeError(f"In op '{op.name}', input types ({got}) are not compatible "
+                                f"with expected types ({list(input_types)})")
+        if dtypes is not None:
+            got = [t.dtype for t in op.outputs]
+            if [d.base_dtype for d in got] != [_as_dtype(d).base_dtype for d in dtypes]:
+                raise TypeError(f"create_op: {op_type} outputs {got}, not {list(dtypes)}")
+        return op
+
+    def switch_to_thread_local(self):
+        """From now on each thread has its own name scope, device, control-dependency
+        and colocation stacks (starting from their current state), so threads building
+        ops in this graph do not see each other's `with` blocks."""
+        if self._thread_local is None:
+            self._thread_local = threading.local()
+
+    def Dismantle(self):  # noqa: N802 - TF's name
+        """Drops every op and collection, so their memory can be freed."""
+        self._check_not_finalized()
+        self._nodes_by_name.clear()
+        self._nodes_in_order.clear()
+        self._names_in_use.clear()
+        self._collections.clear()
+        self._seen_by_new_operations = 0
+        self._version += 1
 
     @property
     def finalized(self) -> bool:
@@ -311,7 +431,45 @@ class Graph:
 
     @contextlib.contextmanager
     def colocate_with(self, op, ignore_existing=False):
-        yield  # placement is per compiled cluster; colocation is implied
+        """Ops created inside run on `op`'s device and join its colocation group
+        (`op.colocation_groups()`); `op=None` with `ignore_existing` clears the stack."""
+        if op is None and not ignore_existing:
+            raise ValueError("Trying to reset colocation (op is None) but ignore_existing "
+                             "is not True")
+        if op is not None:
+            if hasattr(op, "_as_graph_element") and callable(op._as_graph_element):
+                op = op._as_graph_element()
+            if isinstance(op, Tensor):
+                op = op.op
+            if not isinstance(op, Operation):
+                raise TypeError(f"colocate_with takes an Operation or Tensor, not "
+                                f"{type(op).__name__}")
+        saved = self._colocation_stack
+        self._colocation_stack = ([] if ignore_existing else list(saved)) + (
+            [op] if op is not None else [])
+        try:
+            yield
+        finally:
+            self._colocation_stack = saved
+
+    def _apply_colocation(self, op):
+        if self._colocation_stack:
+            anchor = self._colocation_stack[-1]
+            op._colocation_groups = sorted({g for o in self._colocation_stack
+                                            for g in o.colocation_groups()})
+            if anchor.device:
+                op._set_device(anchor.device)
+
+    # -- resource containers -------------------------------------------------------------
+    @contextlib.contextmanager
+    def container(self, container_name):
+        """Stateful ops created inside are in resource container `container_name`
+        (TF uses it to reset groups of resources on a server with `Session.reset`)."""
+        saved, self._container = self._container, container_name
+        try:
+            yield container_name
+        finally:
+            self._container = saved
 
 
 class _DefaultGraphStack(threading.local):

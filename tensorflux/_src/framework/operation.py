@@ -26,6 +26,8 @@ class Operation:
         self._device = ""
         self._id = None  # set by Graph when the op is added
         self._body = None  # the control-flow body (cond branch, loop body) it belongs to
+        self._colocation_groups = None  # set by `tf.colocate_with`: [b"loc:@<op name>"]
+        self._container = ""  # resource container of a stateful op (`Graph.container`)
         self._outputs = [Tensor(self, i, dt, shape)
                          for i, (dt, shape) in enumerate(zip(output_dtypes, output_shapes))]
 
@@ -56,6 +58,17 @@ class Operation:
 
     def values(self):
         return tuple(self._outputs)
+
+    def colocation_groups(self):
+        """The ops this op is placed with, as TF names them: `[b"loc:@<op name>"]`."""
+        if self._colocation_groups:
+            return list(self._colocation_groups)
+        return [b"loc:@" + self._name.encode()]
+
+    def experimental_set_type(self, type_proto):
+        """Sets the op's full-type information (TF 2.x). tensorflux infers types from the
+        op's record, so it only keeps the value for `experimental_type`."""
+        self._full_type = type_proto
 
     @property
     def control_inputs(self):
@@ -146,8 +159,42 @@ def _attr_text(value):
     return f"{{ {value!r} }}"
 
 
+class Reference:
+    """A hashable handle comparing by identity (`Tensor.ref()`, `Variable.ref()`), so
+    tensors can be dict keys and set members; `deref()` gives the object back."""
+
+    __slots__ = ("_wrapped",)
+
+    def __init__(self, wrapped):
+        self._wrapped = wrapped
+
+    def deref(self):
+        return self._wrapped
+
+    def __eq__(self, other):
+        return isinstance(other, Reference) and self._wrapped is other._wrapped
+
+    def __hash__(self):
+        return id(self._wrapped)
+
+    def __repr__(self):
+        return f"<Reference wrapping {self._wrapped!r}>"
+
+
+# The operators TF overloads on tensors (tensorflux/_src/ops/overloads.py defines them).
+OVERLOADABLE_OPERATORS = frozenset({
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__div__",
+    "__rdiv__", "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+    "__rmod__", "__lt__", "__le__", "__gt__", "__ge__", "__ne__", "__eq__", "__and__",
+    "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__getitem__", "__pow__",
+    "__rpow__", "__invert__", "__neg__", "__abs__", "__matmul__", "__rmatmul__",
+})
+
+
 class Tensor:
     """A symbolic handle to one output of an Operation: `op.name:value_index`."""
+
+    OVERLOADABLE_OPERATORS = OVERLOADABLE_OPERATORS
 
     # Makes numpy defer to our reflected operators (`np_array + tensor`).
     __array_priority__ = 100
@@ -189,6 +236,17 @@ class Tensor:
 
     def get_shape(self) -> tensor_shape.TensorShape:
         return self._shape
+
+    @property
+    def ndim(self):
+        """The static rank, or None when it is unknown."""
+        return self._shape.ndims
+
+    def ref(self):
+        """A hashable reference to this tensor (`ref().deref() is self`)."""
+        return Reference(self)
+
+    experimental_ref = ref
 
     def set_shape(self, shape):
         """Refines the static shape; raises ValueError when `shape` is incompatible."""

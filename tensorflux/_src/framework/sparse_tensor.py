@@ -14,7 +14,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 
-__all__ = ["SparseTensor", "SparseTensorValue"]
+__all__ = ["SparseTensor", "SparseTensorValue", "convert_to_tensor_or_sparse_tensor"]
 
 SparseTensorValue = collections.namedtuple("SparseTensorValue",
                                            ["indices", "values", "dense_shape"])
@@ -89,3 +89,16 @@ class SparseTensor:
                 f"dense_shape={self._dense_shape})")
 
     __repr__ = __str__
+
+
+def convert_to_tensor_or_sparse_tensor(value, dtype=None, name=None):
+    """A SparseTensor for a SparseTensor or SparseTensorValue, else a Tensor."""
+    if dtype is not None:
+        dtype = _dtypes.as_dtype(dtype)
+    if isinstance(value, SparseTensorValue):
+        value = SparseTensor.from_value(value)
+    if isinstance(value, SparseTensor):
+        if dtype and not dtype.is_compatible_with(value.dtype):
+            raise RuntimeError(f"Sparse dtype: requested = {dtype}, actual = {value.dtype}")
+        return value
+    return convert_to_tensor(value, dtype=dtype, name=name)

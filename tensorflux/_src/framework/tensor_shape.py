@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorflux._src.framework.trace_type import SelfDescribingType
+
 
 class Dimension:
     """One dimension of a shape: an int, or None when unknown."""
@@ -140,7 +142,7 @@ def dimension_value(dim):
     return dim.value if isinstance(dim, Dimension) else dim
 
 
-class TensorShape:
+class TensorShape(SelfDescribingType):
     """The static shape of a tensor; rank and dimensions may be unknown."""
 
     __slots__ = ("_dims",)
@@ -285,6 +287,50 @@ class TensorShape:
         if self.ndims is not None and self.ndims > rank:
             raise ValueError(f"Shape {self} must have rank at most {rank}")
         return self
+
+    # -- TensorShapeProto ---------------------------------------------------------
+    def as_proto(self):
+        """This shape as TF's TensorShapeProto (-1 for an unknown dimension)."""
+        from tensorflux._src.io.protos import TensorShapeProto  # formats sit above
+        if self._dims is None:
+            return TensorShapeProto(unknown_rank=True)
+        return TensorShapeProto(dim=[TensorShapeProto.Dim(size=-1 if d.value is None
+                                                          else d.value)
+                                     for d in self._dims])
+
+    @classmethod
+    def experimental_type_proto(cls):
+        from tensorflux._src.io.protos import TensorShapeProto
+        return TensorShapeProto
+
+    @classmethod
+    def experimental_from_proto(cls, proto):
+        if proto.unknown_rank:
+            return unknown_shape()
+        return cls([None if d.size == -1 else d.size for d in proto.dim])
+
+    def experimental_as_proto(self):
+        return self.as_proto()
+
+    # -- TF 2.x's TraceType protocol: a shape matches the shapes at least as specific -
+    def is_subtype_of(self, other) -> bool:
+        other = as_shape(other)
+        if other._dims is None:
+            return True
+        if self._dims is None or len(self._dims) != len(other._dims):
+            return False
+        return all(b.value is None or a.value == b.value
+                   for a, b in zip(self._dims, other._dims))
+
+    def most_specific_common_supertype(self, others):
+        result = self
+        for other in others:
+            result = result.most_specific_compatible_shape(other)
+        return result
+
+
+    def _coerce(self, value):
+        return as_shape(value)
 
     # -- python protocol ---------------------------------------------------------
     def __eq__(self, other):

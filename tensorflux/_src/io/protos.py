@@ -52,6 +52,12 @@ class TensorProto(Message):
     )
 
 
+class SerializedDType(Message):
+    """types.proto's wrapper of one DataType (TF 2.x's `DType.experimental_as_proto`)."""
+
+    FIELDS = (Field(1, "datatype", "enum"),)
+
+
 # -- summary.proto ------------------------------------------------------------------------------
 class HistogramProto(Message):
     FIELDS = (
@@ -210,10 +216,26 @@ class GraphDef(Message):
 
 
 # -- tensors <-> TensorProto --------------------------------------------------------------------
-def make_tensor_proto(values, dtype=None) -> TensorProto:
+def make_tensor_proto(values, dtype=None, shape=None, verify_shape=False,
+                      allow_broadcast=False) -> TensorProto:
     """A TensorProto holding `values`, as TF's kernels write them: strings one per
-    `string_val` entry, every other dtype as little-endian `tensor_content` bytes."""
+    `string_val` entry, every other dtype as little-endian `tensor_content` bytes.
+    With `shape`, values are filled or checked by `tf.constant`'s rules."""
+    if isinstance(values, TensorProto):
+        return values
     dtype = _dtypes.as_dtype(dtype) if dtype is not None else None
+    if shape is not None:
+        from tensorflux._src.framework.tensor_conversion import make_ndarray as as_array
+        if allow_broadcast:
+            array = np.asarray(values, dtype=None if dtype is None or dtype ==
+                               _dtypes.string else dtype.as_numpy_dtype)
+            try:
+                values = np.broadcast_to(array, tuple(shape))
+            except ValueError:
+                raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, got "
+                                f"{array.shape}.") from None
+        else:
+            values = as_array(values, dtype, shape, verify_shape)
     if dtype is not None and dtype.base_dtype == _dtypes.string:
         array = np.asarray(values, dtype=object)
     elif dtype is not None:

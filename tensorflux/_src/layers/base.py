@@ -16,6 +16,7 @@ losses go to `tf.GraphKeys.REGULARIZATION_LOSSES` when the variable is created.
 from __future__ import annotations
 
 import collections
+import contextlib
 import re
 
 import numpy as np
@@ -26,10 +27,31 @@ from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.layers.keras_surface import KerasLayerSurface
 from tensorflux._src.train import variable_scope as vs
 from tensorflux._src.train.variables import Variable, global_variables
 
-__all__ = ["Layer", "InputSpec"]
+__all__ = ["Layer", "InputSpec", "keras_style_scope", "set_keras_style"]
+
+_keras_style = [False]  # layers built now use Keras-style naming (see keras_style_scope)
+
+
+@contextlib.contextmanager
+def keras_style_scope():
+    """Layers created inside are Keras-style: each owns the unique scope of its own name
+    (`dense`, `dense_1`, ...), independent of enclosing variable scopes' reuse, and
+    refuses `_reuse`/`_scope` arguments (TF1's tf.layers.experimental.keras_style_scope)."""
+    saved = _keras_style[0]
+    _keras_style[0] = True
+    try:
+        yield
+    finally:
+        _keras_style[0] = saved
+
+
+def set_keras_style():
+    """Every layer created from now on is Keras-style (see keras_style_scope)."""
+    _keras_style[0] = True
 
 
 def to_snake_case(name):
@@ -48,6 +70,17 @@ def _unique_layer_name(base_name):
         uids = graph._layer_name_uids = collections.defaultdict(int)
     uids[base_name] += 1
     return f"{base_name}_{uids[base_name]}"
+
+
+def _unique_keras_name(base_name):
+    """`dense`, `dense_1`, ... per graph, as Keras names layers (counting from 0)."""
+    graph = _graph.get_default_graph()
+    uids = getattr(graph, "_keras_layer_name_uids", None)
+    if uids is None:
+        uids = graph._keras_layer_name_uids = collections.defaultdict(int)
+    count = uids[base_name]
+    uids[base_name] += 1
+    return base_name if count == 0 else f"{base_name}_{count}"
 
 
 # -- training flags: Python bools or bool tensors -------------------------------------------
@@ -140,7 +173,7 @@ def assert_input_compatibility(spec, inputs, layer_name):
 
 
 # -- the layer --------------------------------------------------------------------------------
-class Layer:
+class Layer(KerasLayerSurface):
     """Base layer: subclasses implement `build(input_shape)` and `call(inputs, ...)`."""
 
     def __init__(self, trainable=True, name=None, dtype=None, activity_regularizer=None,
@@ -149,6 +182,13 @@ class Layer:
             if kwarg not in ("input_shape", "batch_input_shape", "batch_size", "weights",
                              "autocast"):
                 raise TypeError(f"('Keyword argument not understood:', '{kwarg}')")
+        self._keras_style = _keras_style[0]
+        if self._keras_style and _reuse is not None:
+            raise ValueError(f"reuse argument not allowed when keras style layers are "
+                             f"enabled, but saw: {_reuse}")
+        if self._keras_style and _scope is not None:
+            raise ValueError(f"scope argument not allowed when keras style layers are "
+                             f"enabled, but saw: {_scope}")
         self.trainable = trainable
         self.built = False
         # None: take the dtype of the first input (TF1 legacy layers' "infer" policy).
@@ -161,7 +201,10 @@ class Layer:
         self.input_spec = getattr(self, "input_spec", None)
         self._reuse = _reuse
         self._call_inputs = None  # the inputs of the call in progress, for add_update
-        if isinstance(name, vs.VariableScope):
+        if self._keras_style:
+            base = name or to_snake_case(type(self).__name__)
+            self._base_name = self._name = _unique_keras_name(base) if not name else name
+        elif isinstance(name, vs.VariableScope):
             self._base_name, self._name = name.name, _unique_layer_name(
                 to_snake_case(type(self).__name__))
         elif name:
@@ -179,6 +222,22 @@ class Layer:
     @property
     def name(self):
         return self._name
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+
+    @property
+    def input_spec(self):
+        return getattr(self, "_input_spec", None)
+
+    @input_spec.setter
+    def input_spec(self, value):
+        self._input_spec = value
 
     @property
     def dtype(self):
@@ -243,7 +302,12 @@ class Layer:
     # -- variables, losses and updates -----------------------------------------------------------
     def _set_scope(self, scope=None):
         if self._scope is None:
-            if self._reuse:
+            if self._keras_style:
+                # Keras style: the layer's unique name is its scope, whatever encloses it.
+                with vs.variable_scope(self._name, reuse=False,
+                                       auxiliary_name_scope=False) as s:
+                    self._scope = s
+            elif self._reuse:
                 with vs.variable_scope(scope if scope is not None else self._base_name) as s:
                     self._scope = s
             else:
@@ -323,6 +387,7 @@ class Layer:
                     if self._dtype is None:
                         self._dtype = inputs.dtype.base_dtype
                     self.build(inputs.shape)
+                    self._build_input_shape = inputs.shape
                     self.built = True
                 assert_input_compatibility(self.input_spec, inputs, self._name)
                 self._call_inputs = inputs
@@ -335,6 +400,7 @@ class Layer:
                                      "list of Tensors, not None (layer: " + self._name + ").")
                 if self._activity_regularizer is not None:
                     self._handle_activity_regularization(inputs, outputs)
+                self._record_node(inputs, outputs)
         updates = _graph.get_collection_ref(GraphKeys.UPDATE_OPS)
         for update in self.updates:
             if not any(update is u for u in updates):

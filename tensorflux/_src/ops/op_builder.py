@@ -28,11 +28,40 @@ def apply_op(op_type: str, name=None, **kwargs):
         attrs.update(_resolve_attrs(op_def, kwargs, attrs))
         op = _create_op(graph, op_def, scope[:-1], inputs, attrs)
     outs = op.outputs
+    if _numerics_checking[0] and op_type not in _NOT_CHECKED and not op_def.host:
+        outs = _checked_outputs(op, outs)
     if not op_def.output_args:
         return op
     if len(op_def.output_args) == 1 and not op_def.output_args[0].is_list:
         return outs[0]
     return outs
+
+
+# -- tf.debugging.enable_check_numerics -----------------------------------------------------
+_numerics_checking = [False]
+# Sources of values (a NaN fed or written on purpose is not a fault of the op) and the
+# check itself.
+_NOT_CHECKED = frozenset({"CheckNumerics", "Const", "Placeholder", "PlaceholderWithDefault",
+                          "VariableV2", "Identity"})
+
+
+def set_numerics_checking(enabled):
+    """Ops created from now on have their floating-point outputs checked (see
+    `tf.debugging.enable_check_numerics`)."""
+    _numerics_checking[0] = bool(enabled)
+
+
+def _checked_outputs(op, outs):
+    checked = []
+    for i, t in enumerate(outs):
+        if t.dtype.is_floating and not t.dtype._is_ref_dtype:
+            message = (f"\n\n!!! Detected Infinity or NaN in output {i} of graph op "
+                       f"\"{op.type}\" (# of outputs: {len(outs)}) !!!\n  dtype: {t.dtype}\n"
+                       f"  shape: {t.shape}\n\n  Graph op name: {op.name}\n")
+            t = apply_op("CheckNumerics", name=op.name + "/CheckNumerics", tensor=t,
+                         message=message)
+        checked.append(t)
+    return checked
 
 
 def _graph_inputs(op_def, kwargs):
@@ -191,6 +220,9 @@ def _create_op(graph, op_def, name, inputs, attrs) -> Operation:
             t._shape = tensor_shape.as_shape(s)
     op._control_inputs = graph._control_inputs_for({t.op for t in inputs})
     graph._apply_device_functions(op)
+    graph._apply_colocation(op)
+    if op_def.stateful and graph._container:
+        op._container = graph._container
     op._gradient_override = graph._gradient_override_map.get(op_def.name)
     graph._add_op(op)
     return op

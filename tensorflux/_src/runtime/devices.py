@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 
+import sys
+
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
@@ -183,3 +185,25 @@ class DeviceAttributes:
 
     def __repr__(self):
         return f"_DeviceAttributes({self.name}, {self.device_type}, {self.memory_limit_bytes})"
+
+
+# -- logging where ops run ----------------------------------------------------------------
+_log_placement = [False]  # tf.debugging.set_log_device_placement
+
+
+def set_log_device_placement(enabled):
+    """Every Session logs where the ops of each newly planned run are placed, as
+    `ConfigProto(log_device_placement=True)` does for one Session."""
+    _log_placement[0] = bool(enabled)
+
+
+def get_log_device_placement() -> bool:
+    return _log_placement[0]
+
+
+def log_placement(placements, stream=None):
+    """Writes TF's placement lines, `name: (Type): /job:localhost/.../device:CPU:0`."""
+    stream = stream or sys.stderr
+    for name, op_type, device in placements:
+        stream.write(f"{name}: ({op_type}): {device}\n")
+    stream.flush()

@@ -40,8 +40,9 @@ def _resolve_leaf(graph, fetch):
                          f"({message})") from None
 
 
-def flatten(graph, fetches):
-    """Returns (tensors, target_ops, rebuild) for a fetch structure."""
+def flatten(graph, fetches, session=None):
+    """Returns (tensors, target_ops, rebuild) for a fetch structure. A session handle
+    (`tf.get_session_handle`) comes back as a TensorHandle of `session`."""
     tensors, tensor_index, targets = [], {}, []
 
     def build(fetch):
@@ -73,10 +74,15 @@ def flatten(graph, fetches):
             tensor_index[element] = len(tensors)
             tensors.append(element)
         i = tensor_index[element]
+        if element.op.type == "GetSessionHandle":
+            from tensorflux._src.runtime.session_ops import TensorHandle
+            dtype = element.op.inputs[0].dtype
+            return lambda values: TensorHandle(values[i], dtype, session)
         return lambda values: values[i]
 
     rebuild = build(fetches)
-    if not isinstance(fetches, (list, tuple, dict, SparseTensor)):
+    if not isinstance(fetches, (list, tuple, dict, SparseTensor)) and not (
+            tensors and tensors[0].op.type == "GetSessionHandle"):
         # A single fetch: skip the closure on the hot path.
         rebuild = (lambda values: values[0]) if tensors else (lambda values: None)
     return tensors, targets, rebuild

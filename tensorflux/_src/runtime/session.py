@@ -11,15 +11,18 @@ from __future__ import annotations
 import contextlib
 import secrets
 import threading
+import weakref
 
 import numpy as np
 
 from tensorflux._src.compiler.executable import CompileStats, Executable
 from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.runtime import default_session, devices, fetches as _fetches
 from tensorflux._src.runtime.config import default_config
+from tensorflux._src.runtime.session_ops import TensorHandle
 from tensorflux._src.framework.tensor_conversion import make_ndarray
 
 
@@ -82,6 +85,8 @@ class _Run:
 
 
 class BaseSession:
+    _live = weakref.WeakSet()  # open sessions, for `Session.reset`
+
     def __init__(self, target="", graph=None, config=None):
         self._graph = graph if graph is not None else _graph.get_default_graph()
         if not isinstance(self._graph, _graph.Graph):
@@ -95,6 +100,8 @@ class BaseSession:
         self._state = SessionState()
         self.compile_stats = CompileStats()
         self._context_stack = None
+        self._partial_runs = {}  # handle -> PartialRun (partial_run_setup)
+        BaseSession._live.add(self)
 
     # -- properties -------------------------------------------------------------------
     @property
@@ -157,6 +164,26 @@ class BaseSession:
             return None
         return executable.run_batched([values for _, values in converted], self._state)
 
+    def partial_run_setup(self, fetches, feeds=None):
+        """Declares a run made of several `partial_run` steps; returns its handle."""
+        from tensorflux._src.runtime.partial_run import PartialRun, check_setup_arguments
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        check_setup_arguments(fetches, feeds)
+        run = PartialRun(self, fetches, feeds)
+        self._partial_runs[run.handle] = run
+        return run.handle
+
+    def partial_run(self, handle, fetches, feed_dict=None):
+        """One step of the partial run `handle`: feeds some of its declared feeds and
+        returns some of its declared fetches."""
+        run = self._partial_runs.get(handle)
+        if run is None:
+            raise errors.InvalidArgumentError(
+                None, None, f"Must run 'setup' before performing partial runs! (handle "
+                            f"{handle!r} is unknown)")
+        return run.step(self, fetches, feed_dict)
+
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function running `fetches` with positional values for `feed_list`."""
         feed_list = list(feed_list or [])
@@ -190,6 +217,9 @@ class BaseSession:
         for key, value in feed_dict.items():
             tensor = key if type(key) is Tensor else self._feed_tensor(key)
             if type(value) is not np.ndarray or value.dtype != tensor._dtype._np_dtype:
+                if isinstance(value, TensorHandle):  # its string, or the value it holds
+                    value = value.handle if tensor._dtype.base_dtype == _dtypes.string \
+                        else value._value(self)
                 value = _feed_array(tensor, key, value)
             keys.append((tensor, value.shape))
             values.append(value)
@@ -197,7 +227,7 @@ class BaseSession:
 
     def _prepare(self, fetches, feed_key):
         graph = self._graph
-        fetch_tensors, target_ops, rebuild = _fetches.flatten(graph, fetches)
+        fetch_tensors, target_ops, rebuild = _fetches.flatten(graph, fetches, self)
         feed_tensors = [t for t, _ in feed_key]
         for tensor, shape in feed_key:
             if not tensor.shape.is_compatible_with(shape):
@@ -216,9 +246,22 @@ class BaseSession:
             executable = Executable(fetch_tensors, target_ops, feed_tensors,
                                     self.compile_stats, self._config.compiler_options)
             self._executables[signature] = executable
+            if self._config.log_device_placement or devices.get_log_device_placement():
+                devices.log_placement(executable.placements())
         return _Run(executable, rebuild)
 
     # -- lifecycle ----------------------------------------------------------------------
+    @staticmethod
+    def reset(target, containers=None, config=None):
+        """Clears the resource containers of every Session connected to `target` and
+        closes them all, as TF's in-process session factory does: their variables,
+        queues and iterators are gone, and using them raises RuntimeError. (Each
+        Session's state is its own, so clearing `containers` and closing leave the same
+        nothing behind.)"""
+        for session in list(BaseSession._live):
+            if session._target == target and not session._closed:
+                session.close()
+
     def close(self):
         self._closed = True
         self._runs.clear()

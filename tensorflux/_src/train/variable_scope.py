@@ -21,7 +21,7 @@ from tensorflux._src.ops import init_ops
 from tensorflux._src.train.variables import Variable
 
 __all__ = ["get_variable", "variable_scope", "get_variable_scope", "VariableScope",
-           "AUTO_REUSE", "get_local_variable", "no_regularizer"]
+           "AUTO_REUSE", "get_local_variable", "no_regularizer", "variable_op_scope"]
 
 
 class _ReuseMode(enum.Enum):
@@ -293,3 +293,16 @@ def _compose_getters(inner, outer):
         return inner or outer
     return lambda getter, *args, **kwargs: inner(
         lambda *a, **kw: outer(getter, *a, **kw), *args, **kwargs)
+
+
+def variable_op_scope(values, name_or_scope, default_name=None, initializer=None,
+                      regularizer=None, caching_device=None, partitioner=None,
+                      custom_getter=None, reuse=None, dtype=None, use_resource=None,
+                      constraint=None):
+    """TF1's deprecated spelling of `variable_scope(name_or_scope, default_name, values,
+    ...)`."""
+    return variable_scope(name_or_scope, default_name=default_name, values=values,
+                          initializer=initializer, regularizer=regularizer,
+                          caching_device=caching_device, partitioner=partitioner,
+                          custom_getter=custom_getter, reuse=reuse, dtype=dtype,
+                          use_resource=use_resource, constraint=constraint)

@@ -7,11 +7,16 @@ snapshot other ops read). The value itself lives in the Session.
 
 from __future__ import annotations
 
+import contextlib
+import enum
+import threading
+
 import numpy as np
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.graph_keys import GraphKeys
+from tensorflux._src.framework.operation import Reference
 from tensorflux._src.framework.tensor_conversion import (
     convert_to_tensor, register_tensor_conversion_function,
 )
@@ -19,17 +24,93 @@ from tensorflux._src.ops import array_ops, control_ops, state_ops
 from tensorflux._src.ops.bodies import outside_bodies
 
 __all__ = [
-    "Variable", "VariableV1", "global_variables", "all_variables", "trainable_variables",
+    "Variable", "VariableV1", "VariableAggregation", "VariableSynchronization",
+    "variable_creator_scope", "global_variables", "all_variables", "trainable_variables",
     "local_variables", "model_variables", "moving_average_variables",
     "global_variables_initializer", "initialize_all_variables",
     "local_variables_initializer", "initialize_local_variables", "variables_initializer",
-    "initialize_variables", "is_variable_initialized",
+    "initialize_variables", "is_variable_initialized", "assert_variables_initialized",
     "report_uninitialized_variables",
 ]
 
 
-class Variable:
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable's copies are brought in sync (TF's enum values)."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """How updates of a variable's copies are combined (TF1's enum, with its alias)."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+    ONLY_FIRST_TOWER = 3  # TF1's earlier name of ONLY_FIRST_REPLICA
+
+
+_creators = threading.local()  # per thread: the variable_creator_scope stack
+
+
+@contextlib.contextmanager
+def variable_creator_scope(variable_creator):
+    """Inside the block, `tf.Variable(...)` calls `variable_creator(next_creator,
+    **kwargs)`; `next_creator(**kwargs)` is the next creator out (innermost first),
+    and the last one builds the Variable."""
+    stack = _creators.__dict__.setdefault("stack", [])
+    stack.append(variable_creator)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+class _CreatedThroughCreators(type):
+    """Routes `Variable(...)` through the active variable_creator_scope functions."""
+
+    def __call__(cls, *args, **kwargs):
+        stack = getattr(_creators, "stack", None)
+        if not stack:
+            return super().__call__(*args, **kwargs)
+        names = ("initial_value", "trainable", "collections", "validate_shape",
+                 "caching_device", "name", "variable_def", "dtype", "expected_shape",
+                 "import_scope", "constraint", "use_resource", "synchronization",
+                 "aggregation", "shape")
+        kwargs.update(zip(names, args))
+        build = lambda **kw: type.__call__(cls, **kw)  # noqa: E731 - the innermost creator
+        for creator in stack:
+            build = (lambda c, nxt: lambda **kw: c(nxt, **kw))(creator, build)
+        return build(**kwargs)
+
+
+class Variable(metaclass=_CreatedThroughCreators):
     """A mutable tensor whose value persists across `Session.run` calls."""
+
+    class SaveSliceInfo:
+        """Where a variable sits in a larger, partitioned one (how Saver names its
+        slices: `spec` is TF's "<full shape> <offset>,<size>:..." string)."""
+
+        def __init__(self, full_name=None, full_shape=None, var_offset=None, var_shape=None,
+                     save_slice_info_def=None, import_scope=None):
+            if save_slice_info_def is not None:
+                full_name = save_slice_info_def.full_name
+                full_shape = list(save_slice_info_def.full_shape)
+                var_offset = list(save_slice_info_def.var_offset)
+                var_shape = list(save_slice_info_def.var_shape)
+            self.full_name = full_name
+            self.full_shape = full_shape
+            self.var_offset = var_offset
+            self.var_shape = var_shape
+
+        @property
+        def spec(self):
+            full = " ".join(str(d) for d in self.full_shape) + " "
+            return full + ":".join(f"{o},{n}" for o, n in zip(self.var_offset,
+                                                                 self.var_shape))
 
     def __init__(self, initial_value=None, trainable=True, collections=None,
                  validate_shape=True, caching_device=None, name=None, variable_def=None,
@@ -48,6 +129,10 @@ class Variable:
         self._trainable = trainable
         self._constraint = constraint
         self._caching_device = caching_device
+        self._synchronization = _enum_arg(VariableSynchronization, synchronization,
+                                          "synchronization")
+        self._aggregation = _enum_arg(VariableAggregation, aggregation, "aggregation")
+        self._save_slice_info = None
         init_from_fn = callable(initial_value)
         # As TF1's init_scope: a variable is created outside any control-dependency
         # context, so `with tf.control_dependencies(update_ops): opt.minimize(...)` does
@@ -89,6 +174,9 @@ class Variable:
         self._trainable = trainable
         self._constraint = None
         self._caching_device = None
+        self._synchronization = VariableSynchronization.AUTO
+        self._aggregation = VariableAggregation.NONE
+        self._save_slice_info = None
         self._initial_value = initial_value
         self._variable = variable
         self._initializer_op = initializer
@@ -126,6 +214,31 @@ class Variable:
     @property
     def trainable(self):
         return self._trainable
+
+    @property
+    def synchronization(self):
+        return self._synchronization
+
+    @property
+    def aggregation(self):
+        return self._aggregation
+
+    def set_shape(self, shape):
+        """Refines the static shape of the variable and of its snapshot."""
+        self._variable.set_shape(shape)
+        self._snapshot.set_shape(shape)
+
+    def ref(self):
+        """A hashable reference to this variable (`ref().deref() is self`)."""
+        return Reference(self)
+
+    experimental_ref = ref
+
+    def _set_save_slice_info(self, save_slice_info):
+        self._save_slice_info = save_slice_info
+
+    def _get_save_slice_info(self):
+        return self._save_slice_info
 
     @property
     def constraint(self):
@@ -198,6 +311,16 @@ class Variable:
 
 
 VariableV1 = Variable
+
+
+def _enum_arg(enum_type, value, what):
+    if value is None:
+        return enum_type(0)
+    try:
+        return enum_type(value.value if isinstance(value, enum.Enum) else value)
+    except ValueError:
+        raise ValueError(f"Invalid variable {what} mode: {value} for variable: "
+                         f"{enum_type.__name__}") from None
 
 
 def _convert_variable(var, dtype=None, name=None, as_ref=False):
@@ -277,6 +400,21 @@ initialize_local_variables = local_variables_initializer
 
 def is_variable_initialized(variable):
     return state_ops.is_variable_initialized(variable)
+
+
+def assert_variables_initialized(var_list=None):
+    """The ranks of `var_list`'s variables (default: all global and local ones), read
+    from their values: running it raises FailedPreconditionError naming the first
+    uninitialized variable. None for an empty list, as in TF1."""
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    if not var_list:
+        return None
+    ranks = []
+    for var in var_list:
+        with var.graph.colocate_with(var.op):
+            ranks.append(array_ops.rank(var.read_value()))
+    return ranks[0] if len(ranks) == 1 else array_ops.stack(ranks)
 
 
 def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
