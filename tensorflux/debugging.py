@@ -6,6 +6,9 @@ from tensorflux._src.ops.debug_ops import (  # noqa: F401
 )
 from tensorflux._src.ops.math_ops import is_finite, is_inf, is_nan  # noqa: F401
 from tensorflux._src.ops.check_shapes import assert_shapes  # noqa: F401,E402
+from tensorflux._src.ops.math.counting import (  # noqa: F401,E402
+    is_non_decreasing, is_strictly_increasing,
+)
 from tensorflux._src.runtime.devices import (  # noqa: F401,E402
     get_log_device_placement, set_log_device_placement,
 )

@@ -9,6 +9,7 @@ from tensorflux._src.ops.rnn import *  # noqa: F401,F403
 from tensorflux import _nn_rnn_cell as rnn_cell  # noqa: F401,E402
 
 # Neural-network extras: CTC, fractional and generic pooling, morphology.
+from tensorflux._src.ops.math.approx_topk import approx_max_k, approx_min_k  # noqa: F401,E402
 
 # Space, depth and batch moves (the array family).
 from tensorflux._src.ops.array.moves import (  # noqa: F401,E402

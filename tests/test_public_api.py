@@ -65,3 +65,15 @@ def test_example_parsing_names():
     for name in ("Example", "SequenceExample", "Features", "Feature", "FeatureList",
                  "FeatureLists", "Int64List", "FloatList", "BytesList"):
         assert getattr(tf.train, name).__name__ == name
+
+
+def test_issue_19_aliases_across_namespaces():
+    # TF1 exports these under several names; each must be the same object.
+    assert tf.debugging.is_non_decreasing is tf.math.is_non_decreasing
+    assert tf.debugging.is_strictly_increasing is tf.math.is_strictly_increasing
+    assert tf.nn.approx_max_k is tf.math.approx_max_k
+    assert tf.nn.approx_min_k is tf.math.approx_min_k
+    assert tf.spectral.fft is tf.signal.fft is tf.fft
+    assert tf.manip.roll is tf.roll
+    versions = tf.get_default_graph().graph_def_versions
+    assert (versions.producer, versions.min_consumer) == (134, 0)  # TF 1.15.0's GraphDef

@@ -88,6 +88,14 @@ class Graph:
         self._seed = seed
 
     @property
+    def graph_def_versions(self):
+        """The GraphDef versions this graph is written with (TF's VersionDef)."""
+        from tensorflux._src.framework import versions
+        from tensorflux._src.io.protos import VersionDef  # formats sit above
+        return VersionDef(producer=versions.GRAPH_DEF_VERSION,
+                          min_consumer=versions.GRAPH_DEF_VERSION_MIN_CONSUMER)
+
+    @property
     def building_function(self) -> bool:
         """True for the graphs of traced functions (tf.data's map functions)."""
         return False
