@@ -1,12 +1,9 @@
-"""`tf.test`: TF1's TestCase, test main, gradient checker and benchmark helpers.
-
-`assert_equal_graph_def` is not here yet: it compares GraphDef protos, which tensorflux
-does not build (another part of issue 19 does).
-"""
+"""`tf.test`: TF1's TestCase, test main, gradient checker and benchmark helpers."""
 
 from unittest import mock  # noqa: F401  (tf.test.mock)
 
 from tensorflux._src.platform.benchmark import Benchmark, benchmark_config  # noqa: F401
+from tensorflux._src.platform.graph_compare import assert_equal_graph_def  # noqa: F401
 from tensorflux._src.platform.googletest import (  # noqa: F401
     GetTempDir as get_temp_dir, StubOutForTesting, main, test_src_dir_path,
 )
@@ -20,7 +17,8 @@ from tensorflux._src.platform.test_util import (  # noqa: F401
 )
 from tensorflux.test import experimental  # noqa: F401
 
-__all__ = ["Benchmark", "StubOutForTesting", "TestCase", "benchmark_config",
+__all__ = ["Benchmark", "StubOutForTesting", "TestCase", "assert_equal_graph_def",
+           "benchmark_config",
            "compute_gradient", "compute_gradient_error", "create_local_cluster",
            "disable_with_predicate", "experimental", "get_temp_dir", "gpu_device_name",
            "is_built_with_cuda", "is_built_with_gpu_support", "is_built_with_rocm",

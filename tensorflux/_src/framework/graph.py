@@ -87,6 +87,15 @@ class Graph:
     def seed(self, seed):
         self._seed = seed
 
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """The graph as TF's GraphDef: every op as a NodeDef (name, op type, inputs,
+        device, the attrs that have a GraphDef form) and the graph's versions.
+        Control-flow bodies and Python-valued attrs are not written."""
+        from tensorflux._src.io.graph_def import graph_def  # formats sit above
+        out = graph_def(self, add_shapes=add_shapes)
+        out.versions = self.graph_def_versions
+        return out
+
     @property
     def graph_def_versions(self):
         """The GraphDef versions this graph is written with (TF's VersionDef)."""
