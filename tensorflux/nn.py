@@ -9,6 +9,8 @@ from tensorflux._src.ops.rnn import *  # noqa: F401,F403
 from tensorflux import _nn_rnn_cell as rnn_cell  # noqa: F401,E402
 
 # Neural-network extras: CTC, fractional and generic pooling, morphology.
+from tensorflux._src.ops.nn.ctc import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.nn.ctc_decoders import *  # noqa: F401,F403,E402
 
 # Space, depth and batch moves (the array family).
 
