@@ -86,6 +86,7 @@ from tensorflux._src.io.readers import (  # noqa: F401
 # Array ops: scatter variants, space/batch/depth moves, patches, sequence_mask, tf.manip.
 
 # Neural-network extras: CTC, fractional and generic pooling, morphology, samplers.
+from tensorflux._src.ops.nn.conv_raw import *  # noqa: F401,F403,E402
 
 # Framework utilities: tf.nest, dtypes, type specs, graph and session helpers.
 

@@ -14,6 +14,8 @@ from tensorflux._src.ops.nn.ctc_decoders import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.nn.fractional_pool import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.nn.morphology import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.nn.pooling_nd import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.nn.replica_losses import *  # noqa: F401,F403,E402
+from tensorflux import _nn_experimental as experimental  # noqa: F401,E402
 
 # Space, depth and batch moves (the array family).
 
