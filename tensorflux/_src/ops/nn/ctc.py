@@ -25,9 +25,6 @@ zero, the true derivative of the loss; a labeling with no alignment costs +inf h
 
 from __future__ import annotations
 
-import contextlib
-
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -82,10 +79,9 @@ def _label_cap(indices, values, steps, batch, num_classes, collapse):
     """The padded label length: exact for constant labels, else min(N, max_time)."""
     n = values.shape[0]
     if isinstance(indices, np.ndarray) and isinstance(values, np.ndarray):
-        with jax.ensure_compile_time_eval():
-            _, lengths, _, _ = _k.sparse_to_dense(jnp.asarray(indices), jnp.asarray(values),
-                                                  batch, num_classes, max(n, 1), collapse)
-            return max(int(np.max(np.asarray(lengths), initial=0)), 1)
+        _, lengths, _, _ = _k.sparse_to_dense(indices, values, batch, num_classes, max(n, 1),
+                                              collapse)
+        return max(int(np.max(lengths, initial=0)), 1)
     return max(min(n, steps), 1)
 
 
@@ -101,17 +97,14 @@ def _ctc_loss_lower(inputs, labels_indices, labels_values, sequence_length,
                            f" vs. [{labels_values.shape[0]}]")
     collapse, ignore = preprocess_collapse_repeated, ignore_longer_outputs_than_inputs
     cap = _label_cap(labels_indices, labels_values, steps, batch, classes, collapse)
+    # Constant labels are densified and checked with NumPy while the run is compiled.
     static = all(isinstance(v, np.ndarray)
                  for v in (labels_indices, labels_values, sequence_length))
-    # Constant labels are checked (and fail) while the run is compiled.
-    with jax.ensure_compile_time_eval() if static else contextlib.nullcontext():
-        indices = jnp.asarray(labels_indices)
-        seq_len = jnp.asarray(sequence_length)
-        labels, lengths, counts, flags = _k.sparse_to_dense(
-            indices, jnp.asarray(labels_values), batch, classes, cap, collapse)
-        ok = _k.validity(indices, seq_len, counts, flags, steps, batch, ignore)
-        if static:
-            ok = np.asarray(ok)
+    xp = np if static else jnp
+    indices, seq_len = xp.asarray(labels_indices), xp.asarray(sequence_length)
+    labels, lengths, counts, flags = _k.sparse_to_dense(
+        indices, xp.asarray(labels_values), batch, classes, cap, collapse)
+    ok = _k.validity(indices, seq_len, counts, flags, steps, batch, ignore)
     effects.check(ok,
                   lambda ix, v, sl: _k.first_error(ix, v, sl, steps, classes, collapse, ignore),
                   data=(labels_indices, labels_values, sequence_length))

@@ -127,11 +127,23 @@ def loss_and_grad(logits, labels, label_length, seq_len, blank, merge_repeated):
 
 
 # -- CTCLoss's sparse labels ----------------------------------------------------------------
-def _group_exclusive_cumsum(flags, start):
+# These run on NumPy arrays when the labels are constants (evaluated while the run is
+# compiled) and on traced JAX arrays otherwise; `xp` is the array module.
+def _add_at(xp, size, index, values):
+    """zeros(size) with values added at index; out-of-range indices are dropped."""
+    if xp is np:
+        out = np.zeros(size, np.int32)
+        keep = (index >= 0) & (index < size)
+        np.add.at(out, index[keep], values[keep])
+        return out
+    return jnp.zeros(size, jnp.int32).at[index].add(values, mode="drop")
+
+
+def _group_exclusive_cumsum(xp, flags, start):
     """For each element, how many flagged elements precede it in its batch group (the
     groups are contiguous; `start[i]` is the index where i's group begins)."""
-    flags = flags.astype(jnp.int32)
-    exclusive = jnp.cumsum(flags) - flags
+    flags = flags.astype(np.int32)
+    exclusive = xp.cumsum(flags) - flags
     return exclusive - exclusive[start]
 
 
@@ -139,39 +151,46 @@ def sparse_to_dense(indices, values, batch, num_classes, cap, collapse):
     """(labels [B, cap], lengths [B], raw counts [B], flags) from sorted sparse labels.
 
     flags: (null_follows, negative) per element, for `validity`."""
+    xp = np if isinstance(values, np.ndarray) and isinstance(indices, np.ndarray) else jnp
     n = values.shape[0]
-    b = indices[:, 0].astype(jnp.int32) if n else jnp.zeros([0], jnp.int32)
-    b_safe = jnp.clip(b, 0, max(batch - 1, 0))
-    counts = jnp.zeros(batch, jnp.int32).at[b].add(1, mode="drop")
-    starts = jnp.cumsum(counts) - counts
-    pos = jnp.arange(n, dtype=jnp.int32) - starts[b_safe]
-    start = jnp.clip(jnp.arange(n, dtype=jnp.int32) - pos, 0, max(n - 1, 0))
-    values = values.astype(jnp.int32)
-    prev = _shift(values, 1, -1) if n else values
-    keep = (pos == 0) | (values != prev) if collapse else jnp.ones(n, bool)
+    b = indices[:, 0].astype(np.int32) if n else xp.zeros([0], np.int32)
+    b_safe = xp.clip(b, 0, max(batch - 1, 0))
+    counts = _add_at(xp, batch, b, xp.ones(n, np.int32))
+    starts = xp.cumsum(counts) - counts
+    pos = xp.arange(n, dtype=np.int32) - starts[b_safe]
+    start = xp.clip(xp.arange(n, dtype=np.int32) - pos, 0, max(n - 1, 0))
+    values = values.astype(np.int32)
+    prev = xp.concatenate([xp.full(min(n, 1), -1, np.int32), values[:-1]])
+    keep = (pos == 0) | (values != prev) if collapse else xp.ones(n, bool)
     null = keep & (values >= num_classes - 1)
     label = keep & (values < num_classes - 1)
-    null_follows = label & (_group_exclusive_cumsum(null, start) > 0)
+    null_follows = label & (_group_exclusive_cumsum(xp, null, start) > 0)
     negative = label & (values < 0)
-    new_pos = _group_exclusive_cumsum(label, start)
-    lengths = jnp.zeros(batch, jnp.int32).at[b].add(label.astype(jnp.int32), mode="drop")
-    target = jnp.where(label, new_pos, cap)
-    dense = jnp.zeros((batch, cap), jnp.int32).at[b, target].set(values, mode="drop")
-    return dense, jnp.minimum(lengths, cap), counts, (null_follows, negative)
+    new_pos = _group_exclusive_cumsum(xp, label, start)
+    lengths = _add_at(xp, batch, b, label.astype(np.int32))
+    target = xp.where(label, new_pos, cap)
+    if xp is np:
+        dense = np.zeros((batch, cap), np.int32)
+        keep = (target < cap) & (b >= 0) & (b < batch)
+        dense[b[keep], target[keep]] = values[keep]
+    else:
+        dense = jnp.zeros((batch, cap), jnp.int32).at[b, target].set(values, mode="drop")
+    return dense, xp.minimum(lengths, cap), counts, (null_follows, negative)
 
 
 def validity(indices, seq_len, counts, flags, max_time, batch, ignore_longer):
     """One bool: none of TF's CTCLoss run-time errors applies."""
+    xp = np if isinstance(counts, np.ndarray) else jnp
     n = indices.shape[0]
-    ok = jnp.all((seq_len <= max_time) & (seq_len >= 0)) & jnp.all(counts > 0)
+    ok = xp.all((seq_len <= max_time) & (seq_len >= 0)) & xp.all(counts > 0)
     if n:
         b, t = indices[:, 0], indices[:, 1]
-        ok &= jnp.all((b >= 0) & (b < batch) & (t >= 0))
+        ok &= xp.all((b >= 0) & (b < batch) & (t >= 0))
         later = (b[1:] > b[:-1]) | ((b[1:] == b[:-1]) & (t[1:] > t[:-1]))
-        ok &= jnp.all(later)
-        ok &= ~jnp.any(flags[0]) & ~jnp.any(flags[1])
+        ok &= xp.all(later)
+        ok &= ~xp.any(flags[0]) & ~xp.any(flags[1])
     if not ignore_longer:
-        ok &= jnp.all(counts <= seq_len)
+        ok &= xp.all(counts <= seq_len)
     return ok
 
 
