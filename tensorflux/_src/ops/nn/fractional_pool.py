@@ -147,7 +147,7 @@ def _cells(x_shape, rows, cols, overlapping):
 
 def _gather(x, r_idx, c_idx):
     """[B, Ho, Wo, KR * KC, C]: the input values of each cell, row-major."""
-    g = x[:, r_idx][:, :, :, c_idx]                     # [B, Ho, KR, Wo, KC, C]
+    g = jnp.asarray(x)[:, r_idx][:, :, :, c_idx]        # [B, Ho, KR, Wo, KC, C]
     g = jnp.transpose(g, (0, 1, 3, 2, 4, 5))
     return g.reshape(g.shape[:3] + (-1, g.shape[-1]))
 
@@ -175,7 +175,7 @@ def _max_pool_lower(key, value, pooling_ratio, pseudo_random, overlapping, deter
 def _avg_cells(x, rows, cols, overlapping):
     r_idx, c_idx, valid = _cells(x.shape, rows, cols, overlapping)
     total = jnp.sum(jnp.where(valid[None, :, :, :, None], _gather(x, r_idx, c_idx), 0),
-                    axis=3)
+                    axis=3, dtype=x.dtype)
     count = jnp.sum(valid, axis=2)[None, :, :, None].astype(x.dtype)
     if jnp.issubdtype(x.dtype, jnp.integer):
         return jax.lax.div(total, count)  # TF's integer division truncates
