@@ -21,7 +21,7 @@ def distinct(rng, shape, dtype):
     return ((rng.permutation(n) - n / 2) * 0.1).reshape(shape).astype(dtype)
 
 
-# -- CTC --------------------------------------------------------------------------------------------
+# -- CTC ---------------------------------------------------------------------------------------
 def np_log_softmax(x):
     m = x.max(-1, keepdims=True)
     return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
@@ -95,7 +95,7 @@ def np_unique_rows(labels):
     return uniq, idx
 
 
-# -- morphology ------------------------------------------------------------------------------------
+# -- morphology --------------------------------------------------------------------------------
 def _tf_pads(size, k, stride, padding):
     if padding == "VALID":
         return 0, (size - k) // stride + 1
@@ -141,7 +141,7 @@ def np_dilation_grads(x, w, dy, strides, rates, padding):
 DIL = dict(strides=[1, 2, 1, 1], rates=[1, 1, 2, 1])
 
 
-# -- fractional pooling gradients ------------------------------------------------------------------
+# -- fractional pooling gradients --------------------------------------------------------------
 ROWS = np.array([0, 2, 3, 5, 7], np.int64)  # 7 input rows -> 4 cells
 COLS = np.array([0, 1, 3, 4, 6], np.int64)  # 6 input cols -> 4 cells
 
@@ -176,7 +176,7 @@ def fixed(value):
     return lambda rng, shape, dtype: np.asarray(value, dtype)
 
 
-# -- raw convolutions ------------------------------------------------------------------------------
+# -- raw convolutions --------------------------------------------------------------------------
 def np_conv_nhwc(x, w, strides, padding, dilations=(1, 1), groups=1):
     """Direct 2-D convolution, NHWC input, HWIO filter (grouped)."""
     eff = [(w.shape[i] - 1) * dilations[i] + 1 for i in range(2)]

@@ -214,7 +214,7 @@ def test_ctc_loss_has_no_second_derivative():
         tf.gradients(tf.reduce_sum(g * g), x)
 
 
-# -- decoders -------------------------------------------------------------------------------------
+# -- decoders ----------------------------------------------------------------------------------
 PROB0 = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.4, 0.6], [0.0, 0.0, 0.4, 0.6],
                   [0.0, 0.9, 0.1, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
 PROB1 = np.array([[0.1, 0.9, 0.0, 0.0], [0.0, 0.9, 0.1, 0.0], [0.0, 0.0, 0.1, 0.9],
@@ -294,7 +294,7 @@ def test_decoder_errors():
     assert e.values.size == 0 and list(e.dense_shape) == [2, 0] and np.all(p == 0)
 
 
-# -- label helpers --------------------------------------------------------------------------------
+# -- label helpers -----------------------------------------------------------------------------
 def test_collapse_repeated_and_unique_labels():
     labels = np.array([[1, 1, 2, 2, 1], [1, 2, 3, 4, 5], [3, 3, 3, 4, 4]], np.int32)
     collapsed, new_len = tf.nn.collapse_repeated(labels, [5, 5, 2])

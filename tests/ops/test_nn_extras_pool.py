@@ -49,7 +49,7 @@ def np_pool(x, window, kind, strides, dilation, padding):
     return out
 
 
-# -- pool and with_space_to_batch -------------------------------------------------------------------
+# -- pool and with_space_to_batch --------------------------------------------------------------
 def test_pool_matches_numpy_in_every_rank_and_layout():
     x2 = RNG.normal(size=(2, 9, 8, 3))
     x1 = RNG.normal(size=(2, 9, 3))
@@ -146,7 +146,7 @@ def test_pool_and_with_space_to_batch_errors():
         tf.nn.with_space_to_batch(x, [2, 2], "FULL", op)
 
 
-# -- fractional pooling ---------------------------------------------------------------------------
+# -- fractional pooling ------------------------------------------------------------------------
 def _cells(seq, size, overlapping):
     return [range(seq[i], min(seq[i + 1] - (0 if overlapping else 1), size - 1) + 1)
             for i in range(len(seq) - 1)]
@@ -254,7 +254,7 @@ def test_fractional_pool_errors():
         tf.Session().run(bad)
 
 
-# -- morphology -----------------------------------------------------------------------------------
+# -- morphology --------------------------------------------------------------------------------
 def np_erosion(x, k, strides, rates, padding):
     """TF's erosion2d formula: the min over the window of value - kernel, the kernel
     taps taken from the far end of the (dilated) window."""
@@ -309,7 +309,7 @@ def test_erosion2d_and_dilation2d_names_and_errors():
         tf.gradients(tf.gradients(dil, xt)[0], xt)
 
 
-# -- conv_transpose and the raw convolution ops ------------------------------------------------------
+# -- conv_transpose and the raw convolution ops ------------------------------------------------
 def test_conv_transpose_dispatch_and_values():
     y2 = RNG.normal(size=(2, 3, 3, 4))
     w2 = RNG.normal(size=(3, 3, 5, 4))
@@ -360,7 +360,7 @@ def test_raw_conv_ops_shapes_errors_and_no_gradient():
     assert tf.Session().run(i).shape == (1, 5, 5, 3)
 
 
-# -- loss scaling and dropouts ---------------------------------------------------------------------
+# -- loss scaling and dropouts -----------------------------------------------------------------
 def test_compute_average_loss_and_scale_regularization_loss():
     losses = RNG.uniform(size=(4, 3))
     p = tf.placeholder(tf.float64, [None, 3])

@@ -37,7 +37,7 @@ _CONV_T = (_dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.float64,
 _FORMATS = ("CHANNELS_LAST", "CHANNELS_FIRST")
 
 
-# -- Conv ----------------------------------------------------------------------------------------
+# -- Conv --------------------------------------------------------------------------------------
 def _layout(n, batch_dims, data_format):
     """(channel axis, spatial axes) of the input, and the attr index of each spatial dim
     (strides/dilations/explicit paddings have one entry for the batch dims)."""
@@ -144,7 +144,7 @@ def conv(input, filter, strides, padding, explicit_paddings=(),  # noqa: A002
                          batch_dims=batch_dims, groups=groups)
 
 
-# -- Conv2DBackpropFilterV2 / Conv2DBackpropInputV2 ---------------------------------------------
+# -- Conv2DBackpropFilterV2 / Conv2DBackpropInputV2 --------------------------------------------
 _filter_v1 = _defs._backprop_filter("Conv2DBackpropFilterV2")
 _input_v1 = _defs._backprop_input("Conv2DBackpropInputV2")
 

@@ -64,7 +64,7 @@ register(OpDef(
 ))
 
 
-# -- CTCLoss -------------------------------------------------------------------------------------
+# -- CTCLoss -----------------------------------------------------------------------------------
 def _ctc_loss_shape(op):
     inputs = with_rank(op.inputs[0].shape, 3)
     indices = with_rank(op.inputs[1].shape, 2)
@@ -169,7 +169,7 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
     return loss
 
 
-# -- dense labels (ctc_loss_v2) ------------------------------------------------------------------
+# -- dense labels (ctc_loss_v2) ----------------------------------------------------------------
 def _dense_shape(op):
     logits = with_rank(op.inputs[0].shape, 3)
     labels = with_rank(op.inputs[1].shape, 2)
@@ -259,7 +259,7 @@ def ctc_loss_v2(labels, logits, label_length, logit_length, logits_time_major=Tr
         return loss
 
 
-# -- label helpers -------------------------------------------------------------------------------
+# -- label helpers -----------------------------------------------------------------------------
 def _collapse_kernel(labels, seq_length):
     labels, seq_length = np.asarray(labels), np.asarray(seq_length)
     batch, maxlen = labels.shape
@@ -333,4 +333,4 @@ def ctc_unique_labels(labels, name=None):
     order of appearance, padded with 0, as int64; each label's index in them, int32)."""
     with _graph.name_scope(name, "ctc_unique_labels", [labels]):
         labels = convert_to_tensor(labels, name="labels")
-        return tuple(apply_op("_CTCUniqueLabels", labels=labels))
+        return list(apply_op("_CTCUniqueLabels", labels=labels))  # map_fn's list, as TF

@@ -83,7 +83,7 @@ def _decoder_shape(op, top_paths):
             + [TensorShape([2])] * top_paths + [TensorShape([batch, top_paths])])
 
 
-# -- greedy ---------------------------------------------------------------------------------------
+# -- greedy ------------------------------------------------------------------------------------
 def _greedy_kernel(inputs, sequence_length, merge_repeated):
     inputs, seq_len = np.asarray(inputs), np.asarray(sequence_length)
     _check_inputs(inputs, seq_len)
@@ -123,7 +123,7 @@ def ctc_greedy_decoder(inputs, sequence_length, merge_repeated=True):
     return [SparseTensor(ix, values, shape)], log_prob
 
 
-# -- beam search ----------------------------------------------------------------------------------
+# -- beam search -------------------------------------------------------------------------------
 _NEG = -np.inf
 
 

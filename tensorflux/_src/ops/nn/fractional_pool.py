@@ -53,7 +53,7 @@ def _out_size(size, ratio):
     return int(np.floor(np.float32(size) / np.float32(ratio)))
 
 
-# -- shapes ---------------------------------------------------------------------------------------
+# -- shapes ------------------------------------------------------------------------------------
 def _pool_shape(op):
     x = with_rank(op.inputs[0].shape, 4)
     ratio = op.get_attr("pooling_ratio")
@@ -78,7 +78,7 @@ def _avg_grad_shape(op):
     return with_rank(static_shape_from_tensor(op.inputs[0]), 4)
 
 
-# -- pooling sequences -----------------------------------------------------------------------------
+# -- pooling sequences -------------------------------------------------------------------------
 def _sequence(key, n_in, n_out, pseudo_random):
     """TF's GeneratePoolingSequence, as an int64 vector of length n_out + 1."""
     k = n_in // n_out
@@ -230,7 +230,7 @@ def _avg_pool_grad_lower(orig_input_tensor_shape, out_backprop, row_pooling_sequ
     return out.astype(out_backprop.dtype)
 
 
-# -- gradients and records ------------------------------------------------------------------------
+# -- gradients and records ---------------------------------------------------------------------
 def _max_grad(op, grad, _rows, _cols):
     return [apply_op("FractionalMaxPoolGrad", orig_input=op.inputs[0],
                      orig_output=op.outputs[0], out_backprop=grad,

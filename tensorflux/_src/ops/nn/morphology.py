@@ -35,7 +35,7 @@ from tensorflux._src.ops.window_utils import (
 __all__ = ["dilation2d", "erosion2d"]
 
 
-# -- shape function ------------------------------------------------------------------------------
+# -- shape function ----------------------------------------------------------------------------
 def _output_size(in_size, k, rate, stride, padding):
     eff = k + (k - 1) * (rate - 1)
     try:
@@ -183,7 +183,7 @@ register(OpDef("Dilation2DBackpropFilter", inputs=("input: T", "filter: T", "out
                lower=_backprop_filter_lower))
 
 
-# -- public API ----------------------------------------------------------------------------------
+# -- public API --------------------------------------------------------------------------------
 def dilation2d(input, filter=None, strides=None, rates=None, padding=None,  # noqa: A002
                name=None, filters=None, dilations=None):
     """Grayscale dilation of NHWC `input` by a [height, width, depth] structuring

@@ -43,7 +43,7 @@ def _const_or(value):
     return np.asarray(value)
 
 
-# -- space <-> batch moves -------------------------------------------------------------------------
+# -- space <-> batch moves ---------------------------------------------------------------------
 def _static_sizes(x, block, extra):
     """(block list, spatial sizes list, rest sizes list) as Python ints when the block,
     the `extra` [M, 2] amounts and every non-batch dim of x are known, else None."""
@@ -85,7 +85,9 @@ def space_to_batch_nd(x, block_shape, paddings):
     y = array_ops.reshape(padded, array_ops.concat([batch, split, tail], 0))
     y = array_ops.transpose(y, perm)
     new_batch = batch * reduce_ops.reduce_prod(block, keepdims=True)
-    return array_ops.reshape(y, array_ops.concat([new_batch, reduced, tail], 0))
+    out = array_ops.reshape(y, array_ops.concat([new_batch, reduced, tail], 0))
+    out.set_shape([None] * (1 + m) + x.shape.as_list()[1 + m:])  # the moves keep the rest
+    return out
 
 
 def batch_to_space_nd(x, block_shape, crops):
@@ -119,7 +121,9 @@ def batch_to_space_nd(x, block_shape, crops):
     begin = array_ops.concat([[0], crops[:, 0], np.zeros([rest], np.int32)], 0)
     size = array_ops.concat([[-1], full - crops[:, 0] - crops[:, 1],
                              np.full([rest], -1, np.int32)], 0)
-    return slicing_ops.slice(y, begin, size)
+    out = slicing_ops.slice(y, begin, size)
+    out.set_shape([None] * (1 + m) + x.shape.as_list()[1 + m:])
+    return out
 
 
 def _required_paddings(input_shape, block_shape, base_paddings):
@@ -230,7 +234,7 @@ def with_space_to_batch(input, dilation_rate, padding, op, filter_shape=None,  #
     return batch_to_space_nd(result, block, crops)
 
 
-# -- pool -----------------------------------------------------------------------------------------
+# -- pool --------------------------------------------------------------------------------------
 def _strides_and_rates(n, strides, dilation_rate):
     """TF's _get_strides_and_dilation_rate."""
     if dilation_rate is None:
@@ -313,7 +317,7 @@ def pool(input, window_shape, pooling_type, padding, dilation_rate=None,  # noqa
                                    filter_shape=window_shape)
 
 
-# -- conv_transpose ------------------------------------------------------------------------------
+# -- conv_transpose ----------------------------------------------------------------------------
 def conv_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
                    data_format=None, dilations=None, name=None):
     """The transpose of `convolution` for 1-3 spatial dims (from len(output_shape)):
