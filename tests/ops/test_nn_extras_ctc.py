@@ -199,6 +199,11 @@ def test_ctc_loss_run_time_errors_use_tf_kernel_messages():
         for indices, values, lengths, message in cases:
             with raises(tf.errors.InvalidArgumentError, message):
                 sess.run(loss, {x: xv, ix: indices, vals: values, seq: lengths})
+        # constant labels are checked too (while the run is compiled)
+        const = tf.nn.ctc_loss(sparse([[5, 0], [1]]), x, [4, 4])
+        with raises(tf.errors.InvalidArgumentError, "Saw a non-null label (index >= "
+                                                    "num_classes - 1) following a null"):
+            sess.run(const, {x: xv})
         # the same graph accepts valid labels afterwards
         assert np.all(np.isfinite(sess.run(loss, {x: xv, ix: ok_ix, vals: [0, 1, 1],
                                                   seq: [4, 4]})))
