@@ -118,6 +118,7 @@ _variable_methods.attach(Variable)  # noqa: F405
 from tensorflux import manip  # noqa: E402,F401
 
 # Neural-network extras: CTC, fractional and generic pooling, morphology, samplers.
+from tensorflux._src.ops.nn.conv_raw import *  # noqa: F401,F403,E402
 
 # Framework utilities: tf.nest, dtypes, type specs, graph and session helpers.
 from tensorflux import nest  # noqa: E402,F401

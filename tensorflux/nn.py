@@ -10,6 +10,13 @@ from tensorflux import _nn_rnn_cell as rnn_cell  # noqa: F401,E402
 
 # Neural-network extras: CTC, fractional and generic pooling, morphology.
 from tensorflux._src.ops.math.approx_topk import approx_max_k, approx_min_k  # noqa: F401,E402
+from tensorflux._src.ops.nn.ctc import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.nn.ctc_decoders import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.nn.fractional_pool import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.nn.morphology import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.nn.pooling_nd import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.nn.replica_losses import *  # noqa: F401,F403,E402
+from tensorflux import _nn_experimental as experimental  # noqa: F401,E402
 
 # Space, depth and batch moves (the array family).
 from tensorflux._src.ops.array.moves import (  # noqa: F401,E402
