@@ -115,7 +115,11 @@ def _matrix_inverse_lower(input, adjoint):  # noqa: A002
 
 
 def _matrix_inverse_grad(op, grad):
+    """TF's -Y^H G Y^H for Y = inv(A). TF uses it for adjoint=True as well, which gives
+    the adjoint of the true gradient there; here adjoint=True gets -Y G^H Y."""
     ainv = op.outputs[0]
+    if op.get_attr("adjoint"):
+        return [-matmul(ainv, matmul(grad, ainv, adjoint_a=True))]
     return [-matmul(ainv, matmul(grad, ainv, adjoint_b=True), adjoint_a=True)]
 
 
@@ -291,7 +295,10 @@ _RANK_DEFICIENT = ("Input matrix was rank deficient or ill-conditioned. Try sett
 
 @c.half_via_float32
 def _solve_ls_lower(matrix, rhs, l2_regularizer, fast):
-    c.check_solver(matrix, rhs)
+    c.check_matrices(matrix, rhs, square=(False, False))
+    if matrix.shape[-2] != rhs.shape[-2]:
+        raise kernel_error("Input matrix and right-hand side must have the same number of "
+                           "rows.")
     m, n = matrix.shape[-2:]
     if not fast:
         # TF's complete orthogonal decomposition: the minimum-norm least-squares
