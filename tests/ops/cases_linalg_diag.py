@@ -7,7 +7,6 @@ import tensorflux as tf
 from tests.ops.harness import Case, nonzero
 
 F64 = (np.float64,)
-FLOAT = (np.float32, np.float64)
 
 
 def np_band_diags(x, lo, hi, pad=0):
@@ -70,13 +69,13 @@ CASES = [
     # -- V1 diagonals ----------------------------------------------------------------------
     Case("MatrixDiag", tf.linalg.diag, lambda d: np_from_diags(d, 0, 0, d.shape[-1],
                                                                d.shape[-1]),
-         [((2, 3),), ((4,),)], (np.float32, np.int32, np.float64)),
+         [((2, 3),)], (np.float32, np.int32)),
     Case("MatrixDiagPart", tf.linalg.diag_part, lambda x: np_band_diags(x, 0, 0),
-         [((2, 3, 4),), ((3, 3),)], (np.float32, np.float64, np.complex64)),
+         [((2, 3, 4),)], (np.float32, np.complex64)),
     Case("MatrixDiagPart", tf.linalg.diag_part, lambda x: np_band_diags(x, 0, 0),
          [((4, 2),)], F64, name="MatrixDiagPart(tall)"),
     Case("MatrixSetDiag", tf.linalg.set_diag, lambda x, d: np_set_diags(x, d, 0, 0),
-         [((2, 3, 4), (2, 3)), ((3, 2), (2,))], (np.float32, np.float64)),
+         [((2, 3, 4), (2, 3)), ((3, 2), (2,))], F64),
     # -- V2: offsets and bands -------------------------------------------------------------
     Case("MatrixDiagV2", lambda d: tf.linalg.diag(d, k=1),
          lambda d: np_from_diags(d, 1, 1, d.shape[-1] + 1, d.shape[-1] + 1),
@@ -101,19 +100,18 @@ CASES = [
          name="MatrixSetDiagV2(k=-1)"),
     # -- bands -----------------------------------------------------------------------------
     Case("MatrixBandPart", lambda x: tf.linalg.band_part(x, 1, 0),
-         lambda x: np_band_part(x, 1, 0), [((2, 3, 4),)], (np.float32, np.float64, np.int32)),
+         lambda x: np_band_part(x, 1, 0), [((2, 3, 4),)], (np.float32, np.int32)),
     Case("MatrixBandPart", lambda x: tf.matrix_band_part(x, -1, 2),
          lambda x: np_band_part(x, -1, 2), [((5, 4),)], F64, name="MatrixBandPart(-1, 2)"),
     Case("MatrixBandPart", lambda x: tf.linalg.band_part(x, tf.constant(0, tf.int32), -1),
          lambda x: np_band_part(x, 0, -1), [((3, 3),)], F64,
          name="MatrixBandPart(int32 bounds)"),
     # -- cross -----------------------------------------------------------------------------
-    Case("Cross", tf.cross, np.cross, [((2, 3), (2, 3)), ((3,), (3,))],
-         (np.float32, np.float64, np.int32)),
+    Case("Cross", tf.cross, np.cross, [((2, 3), (2, 3))], (np.float32, np.int32)),
     # -- tridiagonal -------------------------------------------------------------------------
     Case("TridiagonalSolve", tf.linalg.tridiagonal_solve,
          lambda d, b: np.linalg.solve(np_tridiagonal(d), b), [((2, 3, 4), (2, 4, 2))],
-         FLOAT, gen=[dominant_tridiagonal, nonzero()], rtol=1e-4),
+         (np.float32,), gen=[dominant_tridiagonal, nonzero()], rtol=1e-4),
     Case("TridiagonalSolve",
          lambda d, b: tf.linalg.tridiagonal_solve(d, b, partial_pivoting=False),
          lambda d, b: np.linalg.solve(np_tridiagonal(d), b), [((3, 5), (5, 3))], F64,
@@ -125,7 +123,7 @@ CASES = [
          name="TridiagonalSolve(matrix format)", unknown_dims=False),
     Case("TridiagonalMatMul", tf.linalg.tridiagonal_matmul,
          lambda d, b: np_tridiagonal(d) @ b, [((2, 3, 4), (2, 4, 3))],
-         (np.float32, np.float64, np.complex128)),
+         (np.float32, np.complex128)),
     Case("TridiagonalMatMul",
          lambda sup, main, sub, b: tf.linalg.tridiagonal_matmul(
              [sup, main, sub], b, diagonals_format="sequence"),
