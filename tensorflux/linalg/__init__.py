@@ -40,6 +40,15 @@ from tensorflux._src.ops.linalg.spectral_ops import (  # noqa: F401
 from tensorflux._src.ops.linalg.tridiagonal_ops import (  # noqa: F401
     eigh_tridiagonal, tridiagonal_matmul, tridiagonal_solve,
 )
+from tensorflux._src.ops.linalg.linear_operator import (  # noqa: F401
+    LinearOperator, LinearOperatorAdjoint, LinearOperatorBlockDiag,
+    LinearOperatorBlockLowerTriangular, LinearOperatorCirculant, LinearOperatorCirculant2D,
+    LinearOperatorCirculant3D, LinearOperatorComposition, LinearOperatorDiag,
+    LinearOperatorFullMatrix, LinearOperatorHouseholder, LinearOperatorIdentity,
+    LinearOperatorInversion, LinearOperatorKronecker, LinearOperatorLowerTriangular,
+    LinearOperatorLowRankUpdate, LinearOperatorPermutation, LinearOperatorScaledIdentity,
+    LinearOperatorToeplitz, LinearOperatorTridiag, LinearOperatorZeros,
+)
 from tensorflux._src.ops.linalg_ops import einsum, matmul, tensordot  # noqa: F401
 from tensorflux._src.ops.nn_norm_ops import l2_normalize  # noqa: F401
 from tensorflux.linalg import experimental  # noqa: F401
