@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape
 from tensorflux._src.ops import math_ops
@@ -18,7 +19,7 @@ from tensorflux._src.ops.linalg.linear_operator.base import (
     LinearOperator, adjoint, broadcast_batch, combine_hint,
 )
 from tensorflux._src.ops.linalg_ops import matmul
-from tensorflux._src.ops.reduce_ops import reduce_sum
+from tensorflux._src.ops.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.shape_fns import broadcast
 
 __all__ = [
@@ -511,14 +512,19 @@ class LinearOperatorLowRankUpdate(LinearOperator):
         if is_square is False:
             raise ValueError("A LinearOperatorLowRankUpdate is always square.")
         with _graph.name_scope(name):
-            self._u = convert_to_tensor(u, name="u")
-            self._v = self._u if v is None else convert_to_tensor(v, name="v")
-            self._diag_update = None if diag_update is None else convert_to_tensor(
-                diag_update, name="diag_update")
-            for t, n in ((self._u, "u"), (self._v, "v"), (self._diag_update, "diag_update")):
-                if t is not None and t.dtype.base_dtype != dtype:
-                    raise TypeError(f"Expected {n} to have dtype {dtype.name}. Found: "
-                                    f"{t.dtype.base_dtype.name}")
+            def as_tensor(value, arg_name):
+                if value is None:
+                    return None
+                if not isinstance(value, Tensor):
+                    return convert_to_tensor(value, dtype=dtype, name=arg_name)
+                if value.dtype.base_dtype != dtype:
+                    raise TypeError(f"Expected {arg_name} to have dtype {dtype.name}. Found: "
+                                    f"{value.dtype.base_dtype.name}")
+                return value
+
+            self._u = as_tensor(u, "u")
+            self._v = self._u if v is None else as_tensor(v, "v")
+            self._diag_update = as_tensor(diag_update, "diag_update")
             self._base_operator = base_operator
             self._is_diag_update_positive = is_diag_update_positive
             self._use_cholesky = bool(base_operator.is_positive_definite
@@ -606,7 +612,7 @@ class LinearOperatorLowRankUpdate(LinearOperator):
     def _determinant(self):
         from tensorflux._src.ops.linalg.factor_ops import matrix_determinant
         cap, _, _ = self._capacitance()
-        det_d = 1 if self._diag_update is None else math_ops.reduce_prod(
+        det_d = 1 if self._diag_update is None else reduce_prod(
             self._diag_update, axis=-1)
         return self._base_operator.determinant() * matrix_determinant(cap) * det_d
 

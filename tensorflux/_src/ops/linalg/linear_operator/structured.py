@@ -478,4 +478,5 @@ class LinearOperatorPermutation(LinearOperator):
         return math_ops.cast(0 * self._perm[..., 0], self.dtype)
 
     def _diag_part(self):
-        return math_ops.cast(math_ops.equal(self._perm, tf_range(self._n())), self.dtype)
+        return math_ops.cast(math_ops.equal(self._perm, tf_range(self._n(), dtype=self._perm.dtype)),
+                             self.dtype)
