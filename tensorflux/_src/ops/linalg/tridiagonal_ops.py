@@ -305,9 +305,13 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
         raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
     with _graph.name_scope(name, "eigh_tridiagonal", [alpha, beta]):
         alpha = convert_to_tensor(alpha, name="alpha")
-        beta = convert_to_tensor(beta, dtype=alpha.dtype.base_dtype, name="beta")
-        if alpha.dtype.is_complex:
-            alpha = math_ops.cast(math_ops.real(alpha), alpha.dtype)
+        beta = convert_to_tensor(beta, name="beta")
+        if alpha.dtype.is_complex:  # only the real part of the diagonal is used
+            alpha = math_ops.real(alpha)
+        if beta.dtype.is_complex:
+            alpha = math_ops.cast(alpha, beta.dtype)
+        elif beta.dtype.base_dtype != alpha.dtype.base_dtype:
+            beta = math_ops.cast(beta, alpha.dtype)
         n = alpha.shape.dims[0].value if alpha.shape.ndims else None
         if n == 1:
             matrix = matrix_diag(alpha)
@@ -316,7 +320,7 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
                       + matrix_diag(math_ops.conj(beta), k=-1))
         from tensorflux._src.ops.linalg.spectral_ops import self_adjoint_eig
         values, vectors = self_adjoint_eig(matrix)
-        if alpha.dtype.is_complex:
+        if values.dtype.is_complex:
             values = math_ops.real(values)
         if select == "i":
             lo, hi = select_range[0], select_range[1]
