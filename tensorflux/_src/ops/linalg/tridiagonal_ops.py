@@ -15,17 +15,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.compiler import effects
-from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, unknown_shape
 from tensorflux._src.ops import math_ops
 from tensorflux._src.ops.array_ops import (
-    concat, expand_dims, matrix_transpose, merge_shapes, pad, squeeze, stack,
-    with_rank_at_least,
+    expand_dims, matrix_transpose, merge_shapes, pad, squeeze, stack, with_rank_at_least,
 )
-from tensorflux._src.ops.generator_ops import zeros
 from tensorflux._src.ops.linalg import _common as c
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag, matrix_diag_part
 from tensorflux._src.ops.linalg.factor_ops import _lu, _lu_solve, _min_abs_pivot

@@ -30,7 +30,6 @@ from tensorflux._src.ops.linalg.factor_ops import (
     matrix_triangular_solve,
 )
 from tensorflux._src.ops.linalg.spectral_ops import svd
-from tensorflux._src.ops.linalg_ops import matmul
 from tensorflux._src.ops.reduce_ops import reduce_max, reduce_min, reduce_sum
 
 __all__ = ["LinearOperator"]

@@ -265,16 +265,17 @@ class LinearOperatorBlockDiag(LinearOperator):
     def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=True, name=None):
         operators = _check_operators(operators)
+        given = {"is_non_singular": is_non_singular, "is_self_adjoint": is_self_adjoint,
+                 "is_positive_definite": is_positive_definite}
         for hint, text in (("is_non_singular", "non-singular"),
                            ("is_self_adjoint", "self-adjoint"),
                            ("is_positive_definite", "positive-definite")):
             if _all(operators, hint):
-                if locals()[hint] is False:
+                if given[hint] is False:
                     raise ValueError(f"The direct sum of {text} operators is always {text}.")
-        is_non_singular = True if _all(operators, "is_non_singular") else is_non_singular
-        is_self_adjoint = True if _all(operators, "is_self_adjoint") else is_self_adjoint
-        is_positive_definite = True if _all(operators, "is_positive_definite") else \
-            is_positive_definite
+                given[hint] = True
+        is_non_singular, is_self_adjoint, is_positive_definite = (
+            given["is_non_singular"], given["is_self_adjoint"], given["is_positive_definite"])
         if not is_square:
             raise ValueError("A blockdiagonal operator is always square.")
         if not all(o.is_square for o in operators):
@@ -497,9 +498,6 @@ class LinearOperatorLowRankUpdate(LinearOperator):
                  is_positive_definite=None, is_square=None,
                  name="LinearOperatorLowRankUpdate"):
         dtype = base_operator.dtype
-        if diag_update is not None and is_diag_update_positive and not \
-                base_operator.dtype.is_complex:
-            pass
         if v is None and base_operator.is_self_adjoint and (
                 diag_update is None or is_diag_update_positive) and is_self_adjoint is None:
             is_self_adjoint = True

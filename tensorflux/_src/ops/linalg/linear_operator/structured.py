@@ -163,9 +163,7 @@ class _BaseLinearOperatorCirculant(LinearOperator):
         return [-(i + 1) for i in range(self._block_depth)]
 
     def _determinant(self):
-        return math_ops.cast(reduce_prod(self._spectrum, axis=self._reduce_axes()),
-                             self.dtype) if self.dtype.is_complex else \
-            self._from_complex(reduce_prod(self._spectrum, axis=self._reduce_axes()))
+        return self._from_complex(reduce_prod(self._spectrum, axis=self._reduce_axes()))
 
     def _log_abs_determinant(self):
         log_abs = reduce_sum(math_ops.log(math_ops.abs(self._spectrum)),
