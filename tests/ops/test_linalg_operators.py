@@ -273,11 +273,16 @@ def test_conjugate_gradient():
         pre = L.LinearOperatorDiag(1.0 / np.diagonal(a, axis1=-2, axis2=-1),
                                    is_positive_definite=True)
         state_pre = L.experimental.conjugate_gradient(op, rhs, preconditioner=pre, tol=1e-12)
+        # One right-hand side for the whole batch of operators, and a starting point.
+        state_bcast = L.experimental.conjugate_gradient(op, rhs[0], x=np.zeros((2, 4)),
+                                                        tol=1e-12)
         with tf.Session() as sess:
-            got, got_pre = sess.run([state, state_pre])
+            got, got_pre, got_bcast = sess.run([state, state_pre, state_bcast])
         want = np.linalg.solve(a, rhs[..., None])[..., 0]
         np.testing.assert_allclose(got.x, want, rtol=1e-8, atol=1e-10)
         np.testing.assert_allclose(got_pre.x, want, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(got_bcast.x, np.linalg.solve(a, rhs[0][:, None])[..., 0],
+                                   rtol=1e-8, atol=1e-10)
         assert got.i <= 20 and sorted(got._fields) == sorted(["i", "x", "r", "p", "gamma"])
     with pytest.raises(ValueError, match="Expected a self-adjoint, positive definite"):
         L.experimental.conjugate_gradient(L.LinearOperatorFullMatrix(np.eye(2)), [1.0, 1.0])

@@ -32,11 +32,14 @@ def conjugate_gradient(operator, rhs, preconditioner=None, x=None, tol=1e-5, max
 
     with _graph.name_scope(name):
         rhs = convert_to_tensor(rhs, name="rhs")
-        broadcast_shape = shape(rhs)[:-1]
+        # Broadcast rhs against the operators' batch shapes (x, r and p all have it).
+        batches = [operator] + ([preconditioner] if preconditioner is not None else [])
         r0 = rhs
+        for op in batches:
+            r0 = r0 + zeros(concat([op.batch_shape_tensor(), [1]], 0), dtype=rhs.dtype)
         tol = tol * norm(r0, axis=-1)
         if x is None:
-            x = zeros(concat([broadcast_shape, shape(rhs)[-1:]], 0), dtype=rhs.dtype)
+            x = zeros(shape(r0), dtype=rhs.dtype)
         else:
             x = convert_to_tensor(x, name="x")
             r0 = rhs - operator.matvec(x)
