@@ -84,6 +84,18 @@ from tensorflux._src.framework.versions import (  # noqa: E402,F401
 from tensorflux._src.platform.tf_logging import get_logger  # noqa: E402,F401
 
 # Linear algebra: tf.linalg and its top-level names (cholesky, matrix_*, svd, norm, ...).
+from tensorflux._src.ops.linalg.diag_ops import (  # noqa: E402,F401
+    matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,
+)
+from tensorflux._src.ops.linalg.factor_ops import (  # noqa: E402,F401
+    cholesky, cholesky_solve, matrix_determinant, matrix_inverse, matrix_solve,
+    matrix_solve_ls, matrix_triangular_solve,
+)
+from tensorflux._src.ops.linalg.linalg_impl import cross, norm, trace  # noqa: E402,F401
+from tensorflux._src.ops.linalg.spectral_ops import (  # noqa: E402,F401
+    matrix_square_root, self_adjoint_eig, self_adjoint_eigvals, svd,
+)
+from tensorflux import linalg  # noqa: E402,F401
 
 # Signal processing (tf.signal, tf.spectral, top-level FFTs), tf.bitwise, tf.sets.
 from tensorflux._src.ops.signal.fft_ops import *  # noqa: F401,F403,E402

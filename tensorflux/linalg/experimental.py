@@ -1,0 +1,3 @@
+"""`tf.linalg.experimental`."""
+
+from tensorflux._src.ops.linalg.conjugate_gradient import conjugate_gradient  # noqa: F401
