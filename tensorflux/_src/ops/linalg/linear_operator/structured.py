@@ -1,16 +1,14 @@
 """Structured operators: Circulant (1-D, 2-D, 3-D blocks), Toeplitz, Tridiag, Householder,
 Permutation.
 
-Circulant operators act through their spectrum: x -> IDFT(spectrum * DFT(x)) along each
-block dimension. The project has no FFT op yet, so the DFT here is a product with the
-constant N x N DFT matrix of each block dimension (O(N^2) per vector rather than TF's
-O(N log N); the values are the same). Toeplitz builds its dense matrix by a gather (TF
-embeds it in a circulant of size 2N); Tridiag uses the TridiagonalMatMul/Solve ops.
+Circulant operators act through their spectrum: x -> IFFT(spectrum * FFT(x)) over the
+block dimensions (the FFT/FFT2D/FFT3D ops, as TF). Toeplitz builds its dense matrix by a
+gather (TF embeds it in a circulant of size 2N); Tridiag uses the TridiagonalMatMul/Solve
+ops.
 """
 
 from __future__ import annotations
 
-import string
 
 import numpy as np
 
@@ -19,7 +17,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.array_ops import concat, reshape, reverse, shape, stack
+from tensorflux._src.ops.array_ops import concat, reshape, reverse, shape, stack, transpose
 from tensorflux._src.ops.check_ops import assert_equal
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.gather_ops import gather, one_hot
@@ -30,7 +28,8 @@ from tensorflux._src.ops.linalg.linear_operator.basic import check_dtype
 from tensorflux._src.ops.linalg.tridiagonal_ops import (
     _compact_from_matrix, _compact_from_sequence, tridiagonal_matmul, tridiagonal_solve,
 )
-from tensorflux._src.ops.linalg_ops import einsum, matmul
+from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.signal.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from tensorflux._src.ops.reduce_ops import reduce_mean, reduce_prod, reduce_sum
 
 __all__ = [
@@ -47,13 +46,9 @@ def _to_complex(x):
                          else _d.complex64)
 
 
-def _dft_matrix(n, dtype, inverse=False):
-    k = np.arange(n)
-    sign = 1.0 if inverse else -1.0
-    f = np.exp(sign * 2j * np.pi * np.outer(k, k) / n)
-    if inverse:
-        f = f / n
-    return constant(f.astype(dtype.as_numpy_dtype))
+# The (inverse) DFT over the innermost 1, 2 or 3 dimensions.
+_FFTS = {(1, False): fft, (2, False): fft2d, (3, False): fft3d,
+         (1, True): ifft, (2, True): ifft2d, (3, True): ifft3d}
 
 
 # -- Circulant ---------------------------------------------------------------------------------
@@ -120,14 +115,12 @@ class _BaseLinearOperatorCirculant(LinearOperator):
 
     def _transform(self, x, inverse):
         """The (inverse) DFT of x [..., N1, ..., Nd, R] along its block dimensions."""
-        dims = self._block_dims()
-        letters = string.ascii_letters[:self._block_depth]
-        for axis, n in enumerate(dims):
-            f = _dft_matrix(n, x.dtype.base_dtype, inverse=inverse)
-            source = "..." + letters + "Z"
-            target = source.replace(letters[axis], "Y")
-            x = einsum(f"Y{letters[axis]},{source}->{target}", f, x)
-        return x
+        d = self._block_depth
+        rank = x.shape.ndims
+        # [..., R, N1, ..., Nd]: the FFT ops transform the innermost dimensions.
+        to_inner = list(range(rank - d - 1)) + [rank - 1] + list(range(rank - d - 1, rank - 1))
+        back = list(range(rank - d - 1)) + list(range(rank - d, rank)) + [rank - d - 1]
+        return transpose(_FFTS[(d, inverse)](transpose(x, to_inner)), back)
 
     def _apply_spectrum(self, x, spectrum_fn, adjoint=False, adjoint_arg=False):
         x = globals()["adjoint"](x) if adjoint_arg else x
