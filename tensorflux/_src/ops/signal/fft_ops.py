@@ -30,10 +30,11 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops import (array_ops, gather_ops, generator_ops, math_ops, reduce_ops,
+from tensorflux._src.ops import (array_ops, generator_ops, math_ops, reduce_ops,
                                  slicing_ops)
 from tensorflux._src.ops.array_ops import (dims_str, kernel_error, static_input, with_rank,
                                            with_rank_at_least)
+from tensorflux._src.ops.array.layout import roll
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_value
@@ -601,7 +602,7 @@ irfftnd = _nd_wrapper("irfft", "irfftnd")
 
 
 def _shift(x, axes, name, default_name, sign):
-    """numpy.fft.fftshift (sign -1: ifftshift) as gathers of rotated indices."""
+    """numpy.fft.fftshift (sign -1: ifftshift): one Roll by +-(n // 2) along each axis."""
     with _graph.name_scope(name, default_name, [x]):
         x = convert_to_tensor(x)
         if axes is None:
@@ -611,13 +612,9 @@ def _shift(x, axes, name, default_name, sign):
             axes = list(range(x.shape.ndims))
         elif isinstance(axes, (int, np.integer)):
             axes = [int(axes)]
-        for axis in axes:
-            n = array_ops.shape(x)[axis]
-            # roll by s = +-(n // 2): out[i] = x[(i - s) mod n]
-            s = n // 2 if sign > 0 else -(n // 2)
-            index = math_ops.floormod(generator_ops.range(n) - s, n)
-            x = gather_ops.gather(x, index, axis=axis)
-        return x
+        sizes = [array_ops.shape(x)[axis] for axis in axes]
+        shift = array_ops.stack([n // 2 if sign > 0 else -(n // 2) for n in sizes])
+        return roll(x, shift, list(axes))
 
 
 def fftshift(x, axes=None, name=None):
