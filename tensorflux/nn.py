@@ -13,3 +13,6 @@ from tensorflux import _nn_rnn_cell as rnn_cell  # noqa: F401,E402
 # Space, depth and batch moves (the array family).
 
 # Candidate samplers (shared with tf.random).
+from tensorflux._src.ops.candidate_samplers import (  # noqa: F401,E402
+    all_candidate_sampler, fixed_unigram_candidate_sampler, learned_unigram_candidate_sampler,
+)

@@ -16,6 +16,7 @@ merge under CSE and cache like any other op.
 from __future__ import annotations
 
 import enum
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -110,7 +111,7 @@ def seed_key(seed):
     return jax_key(*key_counter_from_seed(seed))
 
 
-# -- samplers shared with the V2 records ---------------------------------------------------------
+# -- samplers: (JAX key, dims, dtype, *params) -> numbers, shared with the V2 records -----
 def static_dims(shape, op_type):
     dims = tuple(int(d) for d in static_input(shape, op_type, "shape").reshape(-1))
     for d in dims:
@@ -139,23 +140,87 @@ def sample_truncated_normal(k, dims, dtype):
     return jax.random.truncated_normal(k, -2.0, 2.0, dims, _compute_type(dtype)).astype(dtype)
 
 
-def sample_uniform_int(k, dims, minval, maxval):
-    if isinstance(minval, np.ndarray) and isinstance(maxval, np.ndarray):
-        if not minval < maxval:  # TF's kernel checks this at run time
-            raise kernel_error(f"Need minval < maxval: {minval} >= {maxval}")
-    else:
-        from tensorflux._src.compiler import effects
-        effects.check(minval < maxval, lambda lo, hi: f"Need minval < maxval: {lo} >= {hi}",
-                      data=(minval, maxval))
+def sample_uniform_int(k, dims, dtype, minval, maxval):
     # jax.random.randint spreads [minval, maxval) evenly even when maxval - minval does
     # not divide the word range (TF's kernel has a tiny modulo bias there).
-    return jax.random.randint(k, dims, minval, maxval, dtype=jnp.asarray(minval).dtype)
+    return jax.random.randint(k, dims, minval, maxval, dtype=minval.dtype)
+
+
+def check_int_range(minval, maxval):
+    """TF's kernel requires minval < maxval (checked at run time)."""
+    if isinstance(minval, np.ndarray) and isinstance(maxval, np.ndarray):
+        if not minval < maxval:
+            raise kernel_error(f"Need minval < maxval: {minval} >= {maxval}")
+        return
+    from tensorflux._src.compiler import effects
+    effects.check(minval < maxval, lambda lo, hi: f"Need minval < maxval: {lo} >= {hi}",
+                  data=(minval, maxval))
 
 
 def sample_full_int(k, dims, dtype):
     dtype = np.dtype(dtype.as_numpy_dtype)
     bits = jax.random.bits(k, dims, jnp.uint64 if dtype.itemsize == 8 else jnp.uint32)
     return jax.lax.bitcast_convert_type(bits, dtype)
+
+
+def _sample_multinomial(k, dims, dtype, logits):
+    compute = logits.dtype if logits.dtype in (np.float32, np.float64) else np.float32
+    samples = jax.random.categorical(k, logits.astype(compute), axis=-1,
+                                     shape=(dims[0], logits.shape[0]))
+    return samples.T.astype(dtype.as_numpy_dtype)
+
+
+def broadcast_params(dims, *params):
+    """Each parameter broadcast to `dims`; TF's message when they do not fit its end."""
+    try:
+        full = np.broadcast_shapes(dims, *(p.shape for p in params))
+    except ValueError:
+        full = None
+    if full != tuple(dims):
+        raise kernel_error("Shape passed in must end with broadcasted shape.")
+    return [jnp.broadcast_to(p, dims) for p in params]
+
+
+def _sample_binomial(k, dims, dtype, counts, probs):
+    n, p = broadcast_params(dims, counts, probs)
+    draws = jax.random.binomial(k, n.astype(jnp.float64), p.astype(jnp.float64), dims,
+                                jnp.float64)
+    return draws.astype(dtype.as_numpy_dtype)
+
+
+def _sample_gamma(k, dims, dtype, alpha):
+    (a,) = broadcast_params(dims, alpha)
+    compute = _compute_type(alpha.dtype)
+    return jax.random.gamma(k, a.astype(compute), dims, compute).astype(alpha.dtype)
+
+
+def _sample_poisson(k, dims, dtype, lam):
+    (rate,) = broadcast_params(dims, lam)
+    draws = jax.random.poisson(k, rate.astype(jnp.float64), dims, jnp.int64)
+    return draws.astype(dtype.as_numpy_dtype)
+
+
+def _sample_parameterized_tn(k, dims, dtype, means, stddevs, minvals, maxvals):
+    mean, std, lo, hi = (p.astype(jnp.float64) for p in broadcast_params(
+        dims, means, stddevs, minvals, maxvals))
+    # Inverse-CDF sampling of the standardized bounds in float64 (TF's kernel uses
+    # rejection samplers; the distribution is the same).
+    z = jax.random.truncated_normal(k, (lo - mean) / std, (hi - mean) / std, dims, jnp.float64)
+    return jnp.clip(z * std + mean, lo, hi).astype(means.dtype)
+
+
+# Whole draws are jitted per (sampler, shape, dtype): a draw folded on constant inputs is
+# then one small XLA program, compiled once per process, not one per JAX primitive.
+@functools.partial(jax.jit, static_argnames=("sampler", "dims", "dtype"))
+def draw(seed, *params, sampler, dims, dtype=None):
+    """`sampler`'s numbers for a V1 record's seed."""
+    return sampler(seed_key(seed), dims, dtype, *params)
+
+
+@functools.partial(jax.jit, static_argnames=("sampler", "dims", "dtype"))
+def draw_v2(key, counter, alg, *params, sampler, dims, dtype=None):
+    """`sampler`'s numbers for a V2 record's (key, counter, alg)."""
+    return sampler(jax_key(key, counter, alg), dims, dtype, *params)
 
 
 # -- V1 records: shape, seed -> numbers ----------------------------------------------------------
@@ -172,7 +237,7 @@ def _stateless_shape(op):
 
 def _register_float(op_type, sampler):
     def lower(shape, seed, dtype):
-        return sampler(seed_key(seed), static_dims(shape, op_type), dtype)
+        return draw(seed, sampler=sampler, dims=static_dims(shape, op_type), dtype=dtype)
 
     register(OpDef(
         op_type, inputs=("shape: T", "seed: Tseed"), outputs=("output: dtype",),
@@ -193,16 +258,19 @@ def _uniform_int_shape(op):
     return _stateless_shape(op)
 
 
+def _uniform_int_lower(shape, seed, minval, maxval):
+    check_int_range(minval, maxval)
+    return draw(seed, minval, maxval, sampler=sample_uniform_int,
+                dims=static_dims(shape, "StatelessRandomUniformInt"))
+
+
 register(OpDef(
     "StatelessRandomUniformInt",
     inputs=("shape: T", "seed: Tseed", "minval: dtype", "maxval: dtype"),
     outputs=("output: dtype",),
     attrs={"dtype": _INTS, "T": _INTS, "Tseed": _SEEDS},
     type_defaults={"Tseed": _dtypes.int64},
-    shape=_uniform_int_shape,
-    lower=lambda shape, seed, minval, maxval: sample_uniform_int(
-        seed_key(seed), static_dims(shape, "StatelessRandomUniformInt"), minval, maxval),
-    not_differentiable=True,
+    shape=_uniform_int_shape, lower=_uniform_int_lower, not_differentiable=True,
 ))
 
 _FULL_INTS = (_dtypes.int32, _dtypes.int64, _dtypes.uint32, _dtypes.uint64)
@@ -212,8 +280,9 @@ register(OpDef(
     attrs={"dtype": _FULL_INTS, "T": _INTS, "Tseed": _FULL_INTS},
     type_defaults={"dtype": _dtypes.uint64, "T": _dtypes.int32, "Tseed": _dtypes.int64},
     shape=_stateless_shape,
-    lower=lambda shape, seed, dtype: sample_full_int(
-        seed_key(seed), static_dims(shape, "StatelessRandomUniformFullInt"), dtype),
+    lower=lambda shape, seed, dtype: draw(
+        seed, sampler=sample_full_int, dims=static_dims(shape, "StatelessRandomUniformFullInt"),
+        dtype=dtype),
     not_differentiable=True,
 ))
 
@@ -235,13 +304,9 @@ def _multinomial_lower(logits, num_samples, seed, output_dtype):
     n = int(static_input(num_samples, "StatelessMultinomial", "num_samples"))
     if n < 0:
         raise kernel_error(f"num_samples should be nonnegative, got {n}")
-    batch, num_classes = logits.shape
-    if num_classes <= 0:
-        raise kernel_error(f"num_classes should be positive, got {num_classes}")
-    compute = logits.dtype if logits.dtype in (np.float32, np.float64) else np.float32
-    samples = jax.random.categorical(seed_key(seed), logits.astype(compute), axis=-1,
-                                     shape=(n, batch))
-    return samples.T.astype(output_dtype.as_numpy_dtype)
+    if logits.shape[1] <= 0:
+        raise kernel_error(f"num_classes should be positive, got {logits.shape[1]}")
+    return draw(seed, logits, sampler=_sample_multinomial, dims=(n,), dtype=output_dtype)
 
 
 register(OpDef(
@@ -255,17 +320,6 @@ register(OpDef(
 
 
 # -- distributions with parameters: broadcast to the trailing dimensions of `shape` ------------
-def broadcast_params(op_type, dims, *params):
-    """Each parameter broadcast to `dims`; TF's message when they do not fit its end."""
-    try:
-        full = np.broadcast_shapes(dims, *(p.shape for p in params))
-    except ValueError:
-        full = None
-    if full != tuple(dims):
-        raise kernel_error("Shape passed in must end with broadcasted shape.")
-    return [jnp.broadcast_to(p, dims) for p in params]
-
-
 def _params_shape(first_param):
     def shape_fn(op):
         out = _stateless_shape(op)
@@ -282,32 +336,23 @@ def _params_shape(first_param):
     return shape_fn
 
 
+def _params_lower(op_type, sampler):
+    def lower(shape, seed, *params, dtype=None):
+        return draw(seed, *params, sampler=sampler, dims=static_dims(shape, op_type),
+                    dtype=dtype)
+    return lower
+
+
 _BINOMIAL_TYPES = (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int32,
                    _dtypes.int64)
-
-
-def _binomial_lower(shape, seed, counts, probs, dtype):
-    dims = static_dims(shape, "StatelessRandomBinomial")
-    n, p = broadcast_params("StatelessRandomBinomial", dims, counts, probs)
-    draws = jax.random.binomial(seed_key(seed), n.astype(jnp.float64), p.astype(jnp.float64),
-                                dims, jnp.float64)
-    return draws.astype(dtype.as_numpy_dtype)
-
-
 register(OpDef(
     "StatelessRandomBinomial",
     inputs=("shape: S", "seed: Tseed", "counts: T", "probs: T"), outputs=("output: dtype",),
     attrs={"S": _INTS, "Tseed": _SEEDS, "T": _BINOMIAL_TYPES, "dtype": _BINOMIAL_TYPES},
     type_defaults={"Tseed": _dtypes.int64, "T": _dtypes.float64, "dtype": _dtypes.int64},
-    shape=_params_shape(2), lower=_binomial_lower, not_differentiable=True,
+    shape=_params_shape(2), lower=_params_lower("StatelessRandomBinomial", _sample_binomial),
+    not_differentiable=True,
 ))
-
-
-def _gamma_lower(shape, seed, alpha):
-    dims = static_dims(shape, "StatelessRandomGammaV2")
-    (a,) = broadcast_params("StatelessRandomGammaV2", dims, alpha)
-    compute = _compute_type(alpha.dtype)
-    return jax.random.gamma(seed_key(seed), a.astype(compute), dims, compute).astype(alpha.dtype)
 
 
 def _gamma_grad(op, grad):
@@ -326,40 +371,20 @@ register(OpDef(
     attrs={"dtype": (_dtypes.float16, _dtypes.float32, _dtypes.float64), "T": _INTS,
            "Tseed": _SEEDS},
     type_defaults={"Tseed": _dtypes.int64},
-    shape=_params_shape(2), lower=_gamma_lower, grad=_gamma_grad,
+    shape=_params_shape(2), lower=_params_lower("StatelessRandomGammaV2", _sample_gamma),
+    grad=_gamma_grad,
 ))
 
 _POISSON_TYPES = (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int32,
                   _dtypes.int64)
-
-
-def _poisson_lower(shape, seed, lam, dtype):
-    dims = static_dims(shape, "StatelessRandomPoisson")
-    (rate,) = broadcast_params("StatelessRandomPoisson", dims, lam)
-    draws = jax.random.poisson(seed_key(seed), rate.astype(jnp.float64), dims, jnp.int64)
-    return draws.astype(dtype.as_numpy_dtype)
-
-
 register(OpDef(
     "StatelessRandomPoisson",
     inputs=("shape: T", "seed: Tseed", "lam: Rtype"), outputs=("output: dtype",),
     attrs={"Rtype": _POISSON_TYPES, "dtype": _POISSON_TYPES, "T": _INTS, "Tseed": _SEEDS},
     type_defaults={"Tseed": _dtypes.int64},
-    shape=_params_shape(2), lower=_poisson_lower, not_differentiable=True,
+    shape=_params_shape(2), lower=_params_lower("StatelessRandomPoisson", _sample_poisson),
+    not_differentiable=True,
 ))
-
-
-def _parameterized_tn_lower(shape, seed, means, stddevs, minvals, maxvals):
-    dims = static_dims(shape, "StatelessParameterizedTruncatedNormal")
-    mean, std, lo, hi = (p.astype(jnp.float64) for p in broadcast_params(
-        "StatelessParameterizedTruncatedNormal", dims, means, stddevs, minvals, maxvals))
-    # Inverse-CDF sampling of the standardized bounds in float64 (TF's kernel uses
-    # rejection samplers; the distribution is the same).
-    z = jax.random.truncated_normal(seed_key(seed), (lo - mean) / std, (hi - mean) / std,
-                                    dims, jnp.float64)
-    return jnp.clip(z * std + mean, lo, hi).astype(means.dtype)
-
-
 register(OpDef(
     "StatelessParameterizedTruncatedNormal",
     inputs=("shape: S", "seed: Tseed", "means: dtype", "stddevs: dtype", "minvals: dtype",
@@ -368,7 +393,9 @@ register(OpDef(
     attrs={"S": _INTS, "Tseed": _SEEDS,
            "dtype": (_dtypes.float16, _dtypes.float32, _dtypes.float64)},
     type_defaults={"Tseed": _dtypes.int64},
-    shape=_params_shape(2), lower=_parameterized_tn_lower, not_differentiable=True,
+    shape=_params_shape(2),
+    lower=_params_lower("StatelessParameterizedTruncatedNormal", _sample_parameterized_tn),
+    not_differentiable=True,
 ))
 
 

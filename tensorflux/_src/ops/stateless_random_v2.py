@@ -5,6 +5,8 @@ index_shuffle (a seeded permutation of [0, max_index] evaluated one index at a t
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -68,16 +70,17 @@ def _v2_shape(op):
     return static_shape_from_tensor(op.inputs[0])
 
 
-def _key(key, counter, alg):
+def _check_key(key, alg):
     _check_alg(alg)
     if tuple(key.shape) != (1,):
         raise kernel_error(f"key must have shape [1], not [{','.join(map(str, key.shape))}]")
-    return v1.jax_key(key, counter, alg)
 
 
 def _register_v2(op_type, sampler, dtypes, default):
     def lower(shape, key, counter, alg, dtype):
-        return sampler(_key(key, counter, alg), v1.static_dims(shape, op_type), dtype)
+        _check_key(key, alg)
+        return v1.draw_v2(key, counter, alg, sampler=sampler,
+                          dims=v1.static_dims(shape, op_type), dtype=dtype)
 
     register(OpDef(
         op_type, inputs=("shape: Tshape", "key: uint64", "counter: uint64", "alg: int32"),
@@ -101,24 +104,32 @@ def _uniform_int_v2_shape(op):
     return _v2_shape(op)
 
 
+def _uniform_int_v2_lower(shape, key, counter, alg, minval, maxval):
+    _check_key(key, alg)
+    v1.check_int_range(minval, maxval)
+    return v1.draw_v2(key, counter, alg, minval, maxval, sampler=v1.sample_uniform_int,
+                      dims=v1.static_dims(shape, "StatelessRandomUniformIntV2"))
+
+
 register(OpDef(
     "StatelessRandomUniformIntV2",
     inputs=("shape: Tshape", "key: uint64", "counter: uint64", "alg: int32", "minval: dtype",
             "maxval: dtype"),
     outputs=("output: dtype",), attrs={"dtype": _ALL_INTS, "Tshape": _INTS},
     type_defaults={"Tshape": _dtypes.int32},
-    shape=_uniform_int_v2_shape,
-    lower=lambda shape, key, counter, alg, minval, maxval: v1.sample_uniform_int(
-        _key(key, counter, alg), v1.static_dims(shape, "StatelessRandomUniformIntV2"),
-        minval, maxval),
-    not_differentiable=True,
+    shape=_uniform_int_v2_shape, lower=_uniform_int_v2_lower, not_differentiable=True,
 ))
+
+
+def _permute(k, dims, dtype, value):
+    return jax.random.permutation(k, value, axis=0, independent=False)
 
 
 def _shuffle_lower(value, key, counter, alg):
     if value.ndim == 0:
         return value
-    return jax.random.permutation(_key(key, counter, alg), value, axis=0, independent=False)
+    _check_key(key, alg)
+    return v1.draw_v2(key, counter, alg, value, sampler=_permute, dims=())
 
 
 def _shuffle_shape(op):
@@ -156,9 +167,13 @@ def _index_shuffle_lower(index, seed, max_index, rounds, dtype):
     if seed.shape[-1] != 3:
         raise kernel_error(f"seed must have shape [3] or [n, 3], not "
                            f"[{','.join(map(str, seed.shape))}]")
-    out_dtype = dtype.as_numpy_dtype
     if isinstance(max_index, np.ndarray) and np.any(max_index.astype(np.float64) < 0):
         raise kernel_error("max_index must be non-negative")
+    return _index_shuffle(index, seed, max_index, rounds=rounds, dtype=dtype)
+
+
+@functools.partial(jax.jit, static_argnames=("rounds", "dtype"))
+def _index_shuffle(index, seed, max_index, rounds, dtype):
     idx = v1.as_uint64(index)
     top = v1.as_uint64(max_index)
     s = v1.as_uint64(seed)
@@ -180,7 +195,7 @@ def _index_shuffle_lower(index, seed, max_index, rounds, dtype):
     y = encrypt(idx)
     y = jax.lax.while_loop(lambda y: jnp.any(y > top),
                            lambda y: jnp.where(y > top, encrypt(y), y), y)
-    return y.astype(out_dtype)
+    return y.astype(dtype.as_numpy_dtype)
 
 
 def _index_shuffle_shape(op):
@@ -238,7 +253,9 @@ def index_shuffle(index, seed, max_index):
     or [n, 2]) selects."""
     seed = convert_to_tensor(seed)
     ndims = seed.shape.ndims
-    paddings = [[1, 0]] + ([] if ndims is None else [[0, 0]] * (ndims - 1))
+    # The raw op takes [3] (or [n, 3]) seeds: one arbitrary word goes in front of each.
+    # (TF's code pads the first dimension, which breaks the documented [n, 2] seeds.)
+    paddings = ([] if ndims is None else [[0, 0]] * (ndims - 1)) + [[1, 0]]
     seed = array_ops.pad(seed, paddings, constant_values=498247692)
     return random_index_shuffle(index, seed=seed, max_index=max_index)
 
