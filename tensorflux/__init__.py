@@ -85,7 +85,7 @@ from tensorflux._src.io.readers import (  # noqa: F401
 from tensorflux._src.framework.random_seed import get_seed  # noqa: F401,E402
 from tensorflux._src.ops.stateless_random_v2 import random_index_shuffle  # noqa: F401,E402
 from tensorflux._src.ops.table_init import *  # noqa: F401,F403,E402
-from tensorflux import initializers, random  # noqa: F401,E402
+from tensorflux import distributions, initializers, random  # noqa: F401,E402
 
 # Array ops: scatter variants, space/batch/depth moves, patches, sequence_mask, tf.manip.
 

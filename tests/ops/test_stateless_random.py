@@ -21,7 +21,7 @@ def _run(build, feed=None):
 N = 10000
 
 
-def _draws(seed):
+def _draws(seed, alpha, beta):
     """One draw of every distribution (all from one seed: each is checked on its own)."""
     n = N
     return [
@@ -32,7 +32,7 @@ def _draws(seed):
         R.stateless_uniform([n], seed, None, None, dtype=tf.int32),
         R.stateless_categorical(np.log([[0.2, 0.5, 0.3]]), n, seed, dtype=tf.int32),
         R.stateless_binomial([n, 2], seed, [5.0, 40.0], 0.25, output_dtype=tf.float32),
-        R.stateless_gamma([n, 2], seed, [0.5, 3.0], beta=2.0, dtype=tf.float64),
+        R.stateless_gamma([n, 2], seed, alpha, beta=beta, dtype=tf.float64),
         R.stateless_poisson([n, 2], seed, [0.7, 12.0], dtype=tf.int64),
         R.stateless_parameterized_truncated_normal(
             [n, 2], seed, means=[0.0, 1.0], stddevs=2.0, minvals=[-1.0, 0.5],
@@ -45,10 +45,16 @@ def _draws(seed):
 def test_distributions_match_scipy_and_repeat_in_every_run():
     with tf.Graph().as_default():
         seed = tf.placeholder(tf.int64, [2])
-        draws = _draws(seed)  # one compiled cluster
+        alpha = tf.constant([0.5, 3.0], tf.float64)
+        beta = tf.constant(2.0, tf.float64)
+        draws = _draws(seed, alpha, beta)  # one compiled cluster
+        # E[x] = alpha / beta: reparameterized gradients of the sample mean of the gammas.
+        grads = tf.gradients(tf.reduce_sum(tf.reduce_mean(draws[7], 0)), [alpha, beta])
         with tf.Session() as sess:
-            first = sess.run(draws, {seed: [1, 2]})
+            first, (ga, gb) = sess.run([draws, grads], {seed: [1, 2]})
             again = sess.run(draws, {seed: [1, 2]})
+    np.testing.assert_allclose(ga, [0.5, 0.5], rtol=0.03)
+    np.testing.assert_allclose(gb, -(0.5 + 3.0) / 4.0, rtol=0.03)
     for a, b in zip(first, again):
         np.testing.assert_array_equal(a, b)
     (uni, nor, tn, ints, full, cat, binom, gam, poi, ptn, uni3, tn16) = first
@@ -103,17 +109,6 @@ def test_fed_seeds_and_seed_dtypes_give_the_same_numbers():
     for got in run1 + [run2]:
         np.testing.assert_array_equal(got, reference)  # auto_select is Philox, as TF's CPU
     assert not np.array_equal(other, reference)
-
-
-def test_gamma_is_differentiable_in_alpha_and_beta():
-    # E[x] = alpha / beta: the reparameterized gradients of the sample mean.
-    def build():
-        alpha, beta = tf.constant([1.5, 4.0], tf.float64), tf.constant(2.0, tf.float64)
-        x = R.stateless_gamma([N, 2], [5, 6], alpha, beta, dtype=tf.float64)
-        return tf.gradients(tf.reduce_sum(tf.reduce_mean(x, 0)), [alpha, beta])
-    ga, gb = _run(build)
-    np.testing.assert_allclose(ga, [0.5, 0.5], rtol=0.03)
-    np.testing.assert_allclose(gb, -(1.5 + 4.0) / 4.0, rtol=0.03)
 
 
 def test_op_types_dtypes_and_static_shapes():
