@@ -4,7 +4,7 @@ reparameterized gradients, KL divergences, shapes, names and argument checks."""
 
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import stats
 
 import tensorflux as tf
 from tensorflux._src.ops.registry import all_ops

@@ -119,8 +119,9 @@ class Exponential(Gamma):
         parameters = dict(locals())
         with _graph.name_scope(name, values=[rate]) as name:
             self._rate = convert_to_tensor(rate, name="rate")
-        super().__init__(concentration=gen.ones([], dtype=self._rate.dtype), rate=self._rate, allow_nan_stats=allow_nan_stats,
-                         validate_args=validate_args, name=name)
+        super().__init__(concentration=gen.ones([], dtype=self._rate.dtype), rate=self._rate,
+                         allow_nan_stats=allow_nan_stats, validate_args=validate_args,
+                         name=name)
         self._parameters = parameters
         self._graph_parents += [self._rate]
 

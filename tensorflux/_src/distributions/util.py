@@ -38,13 +38,6 @@ def dynamic_broadcast(*tensors):
     return array_ops.shape(total)
 
 
-def same_float_dtype(tensors):
-    """Converts `tensors` (None skipped) to one float dtype, as TF's
-    assert_same_float_dtype: TypeError when they disagree."""
-    dtype = check_ops.assert_same_float_dtype([t for t in tensors if t is not None])
-    return dtype
-
-
 def maybe_assert(validate_args, assertions, x):
     """`x` after `assertions` (built by a callable) when validate_args, else `x`."""
     if not validate_args:
@@ -100,8 +93,10 @@ def embed_check_categorical_event_shape(categorical_param, name="embed_check_cat
                              "not {}.".format(event_size))
         if event_size is not None:
             return x
-        return with_dependencies([check_ops.assert_rank_at_least(x, 1), check_ops.assert_less_equal(
-            2, array_ops.shape(x)[-1], message="Must have at least 2 events.")], x)
+        return with_dependencies([
+            check_ops.assert_rank_at_least(x, 1),
+            check_ops.assert_less_equal(2, array_ops.shape(x)[-1],
+                                        message="Must have at least 2 events.")], x)
 
 
 def embed_check_nonnegative_integer_form(x, name="embed_check_nonnegative_integer_form"):
@@ -141,19 +136,13 @@ def matrix_set_diag(matrix, diagonal):
     """`matrix` [..., k, k] with `diagonal` [..., k] on its diagonal."""
     k = array_ops.shape(diagonal)[-1]
     eye = gen.eye(k, dtype=_dtypes.bool)
-    return _where(eye, array_ops.expand_dims(diagonal, -1) * gen.ones_like(matrix), matrix)
+    return where(eye, array_ops.expand_dims(diagonal, -1) * gen.ones_like(matrix), matrix)
 
 
-def _where(condition, x, y):
+def where(condition, x, y):
+    """Elements of x where condition holds, else of y; all three broadcast."""
     from tensorflux._src.ops.gather_ops import where_v2
     return where_v2(condition, x, y)
-
-
-where = _where
-
-
-def nan_like(x):
-    return gen.fill(array_ops.shape(x), np.array(np.nan, x.dtype.as_numpy_dtype))
 
 
 def gen_new_seed(seed, salt):
@@ -172,8 +161,8 @@ def ndtr(x, name="ndtr"):
         half_sqrt_2 = np.array(0.5 * np.sqrt(2.0), x.dtype.as_numpy_dtype)
         w = x * half_sqrt_2
         z = math_ops.abs(w)
-        y = _where(z < half_sqrt_2, 1.0 + math_ops.erf(w),
-                   _where(w > 0.0, 2.0 - math_ops.erfc(z), math_ops.erfc(z)))
+        y = where(z < half_sqrt_2, 1.0 + math_ops.erf(w),
+                   where(w > 0.0, 2.0 - math_ops.erfc(z), math_ops.erfc(z)))
         return 0.5 * y
 
 
@@ -188,9 +177,9 @@ def log_ndtr(x, series_order=3, name="log_ndtr"):
             lower, upper = -10.0, 5.0
         else:
             raise TypeError(f"x.dtype={x.dtype} is not supported.")
-        return _where(
+        return where(
             x > upper, -ndtr(-x),
-            _where(x > lower, math_ops.log(ndtr(math_ops.maximum(x, lower))),
+            where(x > lower, math_ops.log(ndtr(math_ops.maximum(x, lower))),
                    _log_ndtr_lower(math_ops.minimum(x, lower), series_order)))
 
 
@@ -217,7 +206,7 @@ def log_cdf_laplace(x, name="log_cdf_laplace"):
         lower_solution = -np.log(2.0) + x
         safe_exp_neg_x = math_ops.exp(-math_ops.abs(x))
         upper_solution = math_ops.log1p(-0.5 * safe_exp_neg_x)
-        return _where(x < 0.0, lower_solution, upper_solution)
+        return where(x < 0.0, lower_solution, upper_solution)
 
 
 def special_op(op_type, **inputs):
