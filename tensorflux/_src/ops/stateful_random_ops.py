@@ -272,7 +272,7 @@ class Generator:
         dtype = _dtypes.as_dtype(dtype)
         if dtype.is_integer:
             if (minval is None) != (maxval is None):
-                raise ValueError(f"For integer dtype {dtype!r}, minval and maxval must be "
+                raise ValueError(f"For integer dtype {dtype}, minval and maxval must be "
                                  f"both `None` or both non-`None`; got minval={minval} and "
                                  f"maxval={maxval}")
         elif maxval is None:

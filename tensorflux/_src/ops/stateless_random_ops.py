@@ -438,15 +438,15 @@ def stateless_random_uniform(shape, seed, minval=0, maxval=None, dtype=_dtypes.f
     dtypes need both bounds, or neither for the full range."""
     dtype = _dtypes.as_dtype(dtype)
     if dtype not in _UNIFORM_TYPES:
-        raise ValueError(f"Argument `dtype` got invalid value {dtype!r}. Accepted dtypes are "
-                         f"({', '.join(repr(d) for d in _UNIFORM_TYPES)}).")
+        raise ValueError(f"Argument `dtype` got invalid value {dtype}. Accepted dtypes are "
+                         f"{_UNIFORM_TYPES}.")
     if dtype.is_integer:
         if (minval is None) != (maxval is None):
-            raise ValueError(f"For integer `dtype` argument {dtype!r}, argument `minval` and "
+            raise ValueError(f"For integer `dtype` argument {dtype}, argument `minval` and "
                              f"`maxval` must be both None or not None. Got `minval`={minval} "
                              f"and `maxval`={maxval}.")
         if minval is not None and dtype in (_dtypes.uint32, _dtypes.uint64):
-            raise ValueError(f"Argument `dtype` got invalid value {dtype!r} when argument "
+            raise ValueError(f"Argument `dtype` got invalid value {dtype} when argument "
                              f"`minval` is not None. Please don't use unsigned integers in "
                              f"this case.")
     elif maxval is None:
