@@ -113,6 +113,10 @@ from tensorflux._src.ops.math.special import (  # noqa: F401,E402
 from tensorflux._src.ops.nn_ops import log_sigmoid  # noqa: F401,E402
 
 # Random numbers: tf.random, tf.distributions, tf.initializers.
+from tensorflux._src.framework.random_seed import get_seed  # noqa: F401,E402
+from tensorflux._src.ops.stateless_random_v2 import random_index_shuffle  # noqa: F401,E402
+from tensorflux._src.ops.table_init import *  # noqa: F401,F403,E402
+from tensorflux import distributions, initializers, random  # noqa: F401,E402
 
 # Array ops: scatter variants, space/batch/depth moves, patches, sequence_mask, tf.manip.
 from tensorflux._src.ops.array.edit_distance import *  # noqa: F401,F403,E402

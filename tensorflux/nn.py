@@ -24,3 +24,6 @@ from tensorflux._src.ops.array.moves import (  # noqa: F401,E402
 )
 
 # Candidate samplers (shared with tf.random).
+from tensorflux._src.ops.candidate_samplers import (  # noqa: F401,E402
+    all_candidate_sampler, fixed_unigram_candidate_sampler, learned_unigram_candidate_sampler,
+)

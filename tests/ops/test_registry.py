@@ -91,6 +91,22 @@ EXEMPT = {
     # math
 
     # random
+    **{op: "tests/ops/test_stateless_random.py (same seed, same numbers; distributions "
+           "against scipy.stats)"
+       for op in ("StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal",
+                  "StatelessRandomUniformInt", "StatelessRandomUniformFullInt",
+                  "StatelessMultinomial", "StatelessRandomBinomial", "StatelessRandomGammaV2",
+                  "StatelessRandomPoisson", "StatelessParameterizedTruncatedNormal",
+                  "StatelessRandomGetKeyCounter", "StatelessRandomUniformV2",
+                  "StatelessShuffle", "RandomIndexShuffle")},
+    **{op: "tests/ops/test_random_generator.py (tf.random.Generator: state, streams, "
+           "distributions)"
+       for op in ("RngReadAndSkip", "StatelessRandomNormalV2", "StatelessTruncatedNormalV2",
+                  "StatelessRandomUniformIntV2", "StatelessRandomUniformFullIntV2")},
+    **{op: "tests/ops/test_candidate_samplers.py (samples and expected counts against the "
+           "samplers' distributions)"
+       for op in ("AllCandidateSampler", "FixedUnigramCandidateSampler",
+                  "LearnedUnigramCandidateSampler")},
 
     # array
     **{op: "tests/ops/test_array_scatter.py (variable updates against NumPy, repeated and "

@@ -1,0 +1,1 @@
+"""tf.distributions (TF 1.15): distributions composed from graph ops."""

@@ -1,0 +1,572 @@
+"""Stateless random numbers (`tf.random.stateless_*`): the numbers are a function of a
+shape-[2] integer `seed` tensor alone, so the same seed gives the same numbers in every
+run, Session and process.
+
+TF's kernels turn a seed into a counter-based generator's (key, counter) pair; the
+"V2" records (`stateless_random_v2.py`) take that pair plus an algorithm id directly,
+and `tf.random.Generator` samples through them. Here the pair selects a JAX threefry
+key (`jax_key`: every 32-bit word of key, counter and algorithm folded in), so the
+draws follow TF's distributions without being TF's Philox bits. V1 records use exactly
+the key a V2 record gets from `StatelessRandomGetKeyCounter(seed)`, as in TF.
+
+These records are pure functions of their inputs (not `random=True`): they fold,
+merge under CSE and cache like any other op.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.framework.tensor_shape import TensorShape
+from tensorflux._src.ops import math_ops
+from tensorflux._src.ops import random_ops  # noqa: F401  (registers RandomGammaGrad)
+from tensorflux._src.ops.array_ops import dims_str, kernel_error, static_input, with_rank
+from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.registry import OpDef, register
+from tensorflux._src.ops.shape_fns import static_shape_from_tensor
+
+__all__ = ["stateless_random_uniform", "stateless_random_normal",
+           "stateless_truncated_normal", "stateless_multinomial", "stateless_categorical",
+           "stateless_random_binomial", "stateless_random_gamma", "stateless_random_poisson",
+           "stateless_parameterized_truncated_normal"]
+
+_FLOATS = (_dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.float64)
+_INTS = (_dtypes.int32, _dtypes.int64)
+_SEEDS = (_dtypes.int32, _dtypes.int64)
+_KEY_SALT = 0x5EED5EED  # keeps stateless streams apart from the stateful ops' keys
+
+
+class Algorithm(enum.Enum):
+    """TF's RNG algorithm ids (framework/rng_alg.h)."""
+    PHILOX = 1
+    THREEFRY = 2
+    AUTO_SELECT = 3
+
+
+def convert_alg_to_int(alg):
+    """An algorithm given as int, Algorithm, Tensor or name, as TF's integer id."""
+    if isinstance(alg, bool):
+        raise TypeError(f"Can't convert argument `alg` (of value {alg} and type {type(alg)}) "
+                        f"to int.")
+    if isinstance(alg, (int, np.integer)):
+        return int(alg)
+    if isinstance(alg, Algorithm):
+        return alg.value
+    if hasattr(alg, "op") and hasattr(alg, "dtype"):  # a Tensor
+        return alg
+    if isinstance(alg, str):
+        if alg == "philox":
+            return Algorithm.PHILOX.value
+        if alg in ("threefry", "three-fry", "three_fry"):
+            return Algorithm.THREEFRY.value
+        if alg in ("autoselect", "auto-select", "auto_select"):
+            return Algorithm.AUTO_SELECT.value
+        raise ValueError(f"Argument `alg` got unsupported string value {alg}. Supported "
+                         f"string values are 'philox' for the Philox algorithm, 'threefry' "
+                         f"for the ThreeFry algorithm, and 'auto_select' for auto-selection.")
+    raise TypeError(f"Can't convert argument `alg` (of value {alg} and type {type(alg)}) "
+                    f"to int.")
+
+
+# -- keys ----------------------------------------------------------------------------------------
+def as_uint64(x):
+    """Integer words as uint64 (signed values wrap, as TF's bitcasts do)."""
+    x = jnp.asarray(x)
+    if jnp.issubdtype(x.dtype, jnp.signedinteger):
+        x = x.astype(jnp.int64)
+    return x.astype(jnp.uint64)
+
+
+def jax_key(key, counter, alg=Algorithm.PHILOX.value):
+    """The JAX key that stands for TF's (key, counter, algorithm): a hash of all three,
+    so neighbouring counters give independent streams. AUTO_SELECT is Philox, as on
+    TF's CPU."""
+    k = jax.random.key(_KEY_SALT)
+    words = jnp.concatenate([as_uint64(key).reshape(-1), as_uint64(counter).reshape(-1)])
+    for i in range(words.shape[0]):
+        k = jax.random.fold_in(k, (words[i] & 0xFFFFFFFF).astype(jnp.uint32))
+        k = jax.random.fold_in(k, (words[i] >> 32).astype(jnp.uint32))
+    alg = jnp.asarray(alg, jnp.int32)
+    alg = jnp.where(alg == Algorithm.AUTO_SELECT.value, Algorithm.PHILOX.value, alg)
+    return jax.random.fold_in(k, alg.astype(jnp.uint32))
+
+
+def key_counter_from_seed(seed):
+    """TF's StatelessRandomGetKeyCounter: key uint64[1], counter uint64[2]."""
+    if tuple(seed.shape) != (2,):
+        raise kernel_error(f"seed must have shape [2], not {dims_str(seed.shape)}")
+    s = as_uint64(seed)
+    return s[:1], jnp.concatenate([s[1:], jnp.zeros([1], jnp.uint64)])
+
+
+def seed_key(seed):
+    return jax_key(*key_counter_from_seed(seed))
+
+
+# -- samplers: (JAX key, dims, dtype, *params) -> numbers, shared with the V2 records -----
+def static_dims(shape, op_type):
+    dims = tuple(int(d) for d in static_input(shape, op_type, "shape").reshape(-1))
+    for d in dims:
+        if d < 0:
+            raise kernel_error(f"Dimension {d} must be >= 0")
+    return dims
+
+
+def _compute_type(dtype):
+    return np.float32 if dtype in (np.float16, jnp.bfloat16) else dtype
+
+
+def sample_uniform(k, dims, dtype):
+    dtype = dtype.as_numpy_dtype
+    return jax.random.uniform(k, dims, _compute_type(dtype)).astype(dtype)
+
+
+def sample_normal(k, dims, dtype):
+    dtype = dtype.as_numpy_dtype
+    return jax.random.normal(k, dims, _compute_type(dtype)).astype(dtype)
+
+
+def sample_truncated_normal(k, dims, dtype):
+    # TF re-draws values more than two standard deviations from the mean.
+    dtype = dtype.as_numpy_dtype
+    return jax.random.truncated_normal(k, -2.0, 2.0, dims, _compute_type(dtype)).astype(dtype)
+
+
+def sample_uniform_int(k, dims, dtype, minval, maxval):
+    # jax.random.randint spreads [minval, maxval) evenly even when maxval - minval does
+    # not divide the word range (TF's kernel has a tiny modulo bias there).
+    return jax.random.randint(k, dims, minval, maxval, dtype=minval.dtype)
+
+
+def check_int_range(minval, maxval):
+    """TF's kernel requires minval < maxval (checked at run time)."""
+    if isinstance(minval, np.ndarray) and isinstance(maxval, np.ndarray):
+        if not minval < maxval:
+            raise kernel_error(f"Need minval < maxval: {minval} >= {maxval}")
+        return
+    from tensorflux._src.compiler import effects
+    effects.check(minval < maxval, lambda lo, hi: f"Need minval < maxval: {lo} >= {hi}",
+                  data=(minval, maxval))
+
+
+def sample_full_int(k, dims, dtype):
+    dtype = np.dtype(dtype.as_numpy_dtype)
+    bits = jax.random.bits(k, dims, jnp.uint64 if dtype.itemsize == 8 else jnp.uint32)
+    return jax.lax.bitcast_convert_type(bits, dtype)
+
+
+def _sample_multinomial(k, dims, dtype, logits):
+    compute = logits.dtype if logits.dtype in (np.float32, np.float64) else np.float32
+    samples = jax.random.categorical(k, logits.astype(compute), axis=-1,
+                                     shape=(dims[0], logits.shape[0]))
+    return samples.T.astype(dtype.as_numpy_dtype)
+
+
+def broadcast_params(dims, *params):
+    """Each parameter broadcast to `dims`; TF's message when they do not fit its end."""
+    try:
+        full = np.broadcast_shapes(dims, *(p.shape for p in params))
+    except ValueError:
+        full = None
+    if full != tuple(dims):
+        raise kernel_error("Shape passed in must end with broadcasted shape.")
+    return [jnp.broadcast_to(p, dims) for p in params]
+
+
+def _sample_binomial(k, dims, dtype, counts, probs):
+    n, p = broadcast_params(dims, counts, probs)
+    draws = jax.random.binomial(k, n.astype(jnp.float64), p.astype(jnp.float64), dims,
+                                jnp.float64)
+    return draws.astype(dtype.as_numpy_dtype)
+
+
+def _sample_gamma(k, dims, dtype, alpha):
+    (a,) = broadcast_params(dims, alpha)
+    compute = _compute_type(alpha.dtype)
+    return jax.random.gamma(k, a.astype(compute), dims, compute).astype(alpha.dtype)
+
+
+def _sample_poisson(k, dims, dtype, lam):
+    (rate,) = broadcast_params(dims, lam)
+    draws = jax.random.poisson(k, rate.astype(jnp.float64), dims, jnp.int64)
+    return draws.astype(dtype.as_numpy_dtype)
+
+
+def _sample_parameterized_tn(k, dims, dtype, means, stddevs, minvals, maxvals):
+    mean, std, lo, hi = (p.astype(jnp.float64) for p in broadcast_params(
+        dims, means, stddevs, minvals, maxvals))
+    # Inverse-CDF sampling of the standardized bounds in float64 (TF's kernel uses
+    # rejection samplers; the distribution is the same).
+    z = jax.random.truncated_normal(k, (lo - mean) / std, (hi - mean) / std, dims, jnp.float64)
+    return jnp.clip(z * std + mean, lo, hi).astype(means.dtype)
+
+
+# Whole draws are jitted per (sampler, shape, dtype): a draw folded on constant inputs is
+# then one small XLA program, compiled once per process, not one per JAX primitive.
+@functools.partial(jax.jit, static_argnames=("sampler", "dims", "dtype"))
+def draw(seed, *params, sampler, dims, dtype=None):
+    """`sampler`'s numbers for a V1 record's seed."""
+    return sampler(seed_key(seed), dims, dtype, *params)
+
+
+@functools.partial(jax.jit, static_argnames=("sampler", "dims", "dtype"))
+def draw_v2(key, counter, alg, *params, sampler, dims, dtype=None):
+    """`sampler`'s numbers for a V2 record's (key, counter, alg)."""
+    return sampler(jax_key(key, counter, alg), dims, dtype, *params)
+
+
+# -- V1 records: shape, seed -> numbers ----------------------------------------------------------
+def check_seed_shape(seed_tensor):
+    seed = with_rank(seed_tensor.shape, 1)
+    if seed[0].value is not None and seed[0].value != 2:
+        raise ValueError(f"Dimension must be 2 but is {seed[0].value}")
+
+
+def _stateless_shape(op):
+    check_seed_shape(op.inputs[1])
+    return static_shape_from_tensor(op.inputs[0])
+
+
+def _register_float(op_type, sampler):
+    def lower(shape, seed, dtype):
+        return draw(seed, sampler=sampler, dims=static_dims(shape, op_type), dtype=dtype)
+
+    register(OpDef(
+        op_type, inputs=("shape: T", "seed: Tseed"), outputs=("output: dtype",),
+        attrs={"dtype": _FLOATS, "T": _INTS, "Tseed": _SEEDS},
+        type_defaults={"dtype": _dtypes.float32, "T": _dtypes.int32, "Tseed": _dtypes.int64},
+        shape=_stateless_shape, lower=lower, not_differentiable=True,
+    ))
+
+
+_register_float("StatelessRandomUniform", sample_uniform)
+_register_float("StatelessRandomNormal", sample_normal)
+_register_float("StatelessTruncatedNormal", sample_truncated_normal)
+
+
+def _uniform_int_shape(op):
+    with_rank(op.inputs[2].shape, 0)
+    with_rank(op.inputs[3].shape, 0)
+    return _stateless_shape(op)
+
+
+def _uniform_int_lower(shape, seed, minval, maxval):
+    check_int_range(minval, maxval)
+    return draw(seed, minval, maxval, sampler=sample_uniform_int,
+                dims=static_dims(shape, "StatelessRandomUniformInt"))
+
+
+register(OpDef(
+    "StatelessRandomUniformInt",
+    inputs=("shape: T", "seed: Tseed", "minval: dtype", "maxval: dtype"),
+    outputs=("output: dtype",),
+    attrs={"dtype": _INTS, "T": _INTS, "Tseed": _SEEDS},
+    type_defaults={"Tseed": _dtypes.int64},
+    shape=_uniform_int_shape, lower=_uniform_int_lower, not_differentiable=True,
+))
+
+_FULL_INTS = (_dtypes.int32, _dtypes.int64, _dtypes.uint32, _dtypes.uint64)
+register(OpDef(
+    "StatelessRandomUniformFullInt",
+    inputs=("shape: T", "seed: Tseed"), outputs=("output: dtype",),
+    attrs={"dtype": _FULL_INTS, "T": _INTS, "Tseed": _FULL_INTS},
+    type_defaults={"dtype": _dtypes.uint64, "T": _dtypes.int32, "Tseed": _dtypes.int64},
+    shape=_stateless_shape,
+    lower=lambda shape, seed, dtype: draw(
+        seed, sampler=sample_full_int, dims=static_dims(shape, "StatelessRandomUniformFullInt"),
+        dtype=dtype),
+    not_differentiable=True,
+))
+
+
+# -- StatelessMultinomial ----------------------------------------------------------------------
+def _multinomial_shape(op):
+    from tensorflux._src.ops.array_ops import static_scalar
+    check_seed_shape(op.inputs[2])
+    logits = with_rank(op.inputs[0].shape, 2)
+    with_rank(op.inputs[1].shape, 0)
+    n = static_scalar(op.inputs[1])
+    if n is not None and n < 0:
+        raise ValueError(f"Dimension size, given by scalar input 1, must be non-negative but "
+                         f"is {n}")
+    return TensorShape([logits[0], n])
+
+
+def _multinomial_lower(logits, num_samples, seed, output_dtype):
+    n = int(static_input(num_samples, "StatelessMultinomial", "num_samples"))
+    if n < 0:
+        raise kernel_error(f"num_samples should be nonnegative, got {n}")
+    if logits.shape[1] <= 0:
+        raise kernel_error(f"num_classes should be positive, got {logits.shape[1]}")
+    return draw(seed, logits, sampler=_sample_multinomial, dims=(n,), dtype=output_dtype)
+
+
+register(OpDef(
+    "StatelessMultinomial",
+    inputs=("logits: T", "num_samples: int32", "seed: Tseed"),
+    outputs=("output: output_dtype",),
+    attrs={"T": _dtypes.REAL, "Tseed": _SEEDS, "output_dtype": _INTS},
+    type_defaults={"Tseed": _dtypes.int64, "output_dtype": _dtypes.int64},
+    shape=_multinomial_shape, lower=_multinomial_lower, not_differentiable=True,
+))
+
+
+# -- distributions with parameters: broadcast to the trailing dimensions of `shape` ------------
+def _params_shape(first_param):
+    def shape_fn(op):
+        out = _stateless_shape(op)
+        params = [t.shape for t in op.inputs[first_param:]]
+        if out.is_fully_defined() and all(p.is_fully_defined() for p in params):
+            try:
+                full = np.broadcast_shapes(tuple(out.as_list()),
+                                           *(tuple(p.as_list()) for p in params))
+            except ValueError:
+                full = None
+            if full != tuple(out.as_list()):
+                raise ValueError("Shape passed in must end with broadcasted shape.")
+        return out
+    return shape_fn
+
+
+def _params_lower(op_type, sampler):
+    def lower(shape, seed, *params, dtype=None):
+        return draw(seed, *params, sampler=sampler, dims=static_dims(shape, op_type),
+                    dtype=dtype)
+    return lower
+
+
+_BINOMIAL_TYPES = (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int32,
+                   _dtypes.int64)
+register(OpDef(
+    "StatelessRandomBinomial",
+    inputs=("shape: S", "seed: Tseed", "counts: T", "probs: T"), outputs=("output: dtype",),
+    attrs={"S": _INTS, "Tseed": _SEEDS, "T": _BINOMIAL_TYPES, "dtype": _BINOMIAL_TYPES},
+    type_defaults={"Tseed": _dtypes.int64, "T": _dtypes.float64, "dtype": _dtypes.int64},
+    shape=_params_shape(2), lower=_params_lower("StatelessRandomBinomial", _sample_binomial),
+    not_differentiable=True,
+))
+
+
+def _gamma_grad(op, grad):
+    # Implicit reparameterization (TF's _StatelessRandomGammaV2Grad): d sample / d alpha
+    # from the gamma CDF, summed over the dimensions alpha was broadcast along.
+    from tensorflux._src.autodiff.grad_helpers import unbroadcast
+    from tensorflux._src.ops.generator_ops import zeros_like
+    alpha, sample = op.inputs[2], op.outputs[0]
+    partial_a = apply_op("RandomGammaGrad", alpha=alpha + zeros_like(sample), sample=sample)
+    return [None, None, unbroadcast(grad * partial_a, alpha)]
+
+
+register(OpDef(
+    "StatelessRandomGammaV2",
+    inputs=("shape: T", "seed: Tseed", "alpha: dtype"), outputs=("output: dtype",),
+    attrs={"dtype": (_dtypes.float16, _dtypes.float32, _dtypes.float64), "T": _INTS,
+           "Tseed": _SEEDS},
+    type_defaults={"Tseed": _dtypes.int64},
+    shape=_params_shape(2), lower=_params_lower("StatelessRandomGammaV2", _sample_gamma),
+    grad=_gamma_grad,
+))
+
+_POISSON_TYPES = (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int32,
+                  _dtypes.int64)
+register(OpDef(
+    "StatelessRandomPoisson",
+    inputs=("shape: T", "seed: Tseed", "lam: Rtype"), outputs=("output: dtype",),
+    attrs={"Rtype": _POISSON_TYPES, "dtype": _POISSON_TYPES, "T": _INTS, "Tseed": _SEEDS},
+    type_defaults={"Tseed": _dtypes.int64},
+    shape=_params_shape(2), lower=_params_lower("StatelessRandomPoisson", _sample_poisson),
+    not_differentiable=True,
+))
+register(OpDef(
+    "StatelessParameterizedTruncatedNormal",
+    inputs=("shape: S", "seed: Tseed", "means: dtype", "stddevs: dtype", "minvals: dtype",
+            "maxvals: dtype"),
+    outputs=("output: dtype",),
+    attrs={"S": _INTS, "Tseed": _SEEDS,
+           "dtype": (_dtypes.float16, _dtypes.float32, _dtypes.float64)},
+    type_defaults={"Tseed": _dtypes.int64},
+    shape=_params_shape(2),
+    lower=_params_lower("StatelessParameterizedTruncatedNormal", _sample_parameterized_tn),
+    not_differentiable=True,
+))
+
+
+# -- public functions ----------------------------------------------------------------------------
+def shape_tensor(shape):
+    """TF's tensor_util.shape_tensor: an int32 tensor, int64 only when needed."""
+    from tensorflux._src.ops.array_ops import shape_arg
+    if isinstance(shape, (list, tuple)) and not shape:
+        return convert_to_tensor(np.zeros([0], np.int32), name="shape")
+    if hasattr(shape, "op") and hasattr(shape, "dtype"):
+        return shape
+    return convert_to_tensor(shape_arg(shape), name="shape")
+
+
+def _v2(alg):
+    """Whether `alg` needs the key/counter records (V1 records are Philox/auto-select)."""
+    alg = convert_alg_to_int(alg)
+    if isinstance(alg, int):
+        if alg not in (1, 2, 3):
+            raise ValueError(f"Argument `alg` got unsupported value {alg}. Supported values "
+                             f"are 1 for the Philox algorithm, 2 for the ThreeFry algorithm, "
+                             f"and 3 for auto-selection.")
+        return alg == Algorithm.THREEFRY.value
+    return True
+
+
+def _v2_call(op_type, shape, seed, alg, name=None, **kwargs):
+    from tensorflux._src.ops import stateless_random_v2 as v2
+    key, counter = v2.get_key_counter(seed)
+    return apply_op(op_type, name=name, shape=shape, key=key, counter=counter,
+                    alg=v2.alg_tensor(alg), **kwargs)
+
+
+_UNIFORM_TYPES = _FLOATS + (_dtypes.int32, _dtypes.int64, _dtypes.uint32, _dtypes.uint64)
+
+
+def stateless_random_uniform(shape, seed, minval=0, maxval=None, dtype=_dtypes.float32,
+                             name=None, alg="auto_select"):
+    """Deterministic uniform numbers in [minval, maxval) for a shape-[2] seed; integer
+    dtypes need both bounds, or neither for the full range."""
+    dtype = _dtypes.as_dtype(dtype)
+    if dtype not in _UNIFORM_TYPES:
+        raise ValueError(f"Argument `dtype` got invalid value {dtype}. Accepted dtypes are "
+                         f"{_UNIFORM_TYPES}.")
+    if dtype.is_integer:
+        if (minval is None) != (maxval is None):
+            raise ValueError(f"For integer `dtype` argument {dtype}, argument `minval` and "
+                             f"`maxval` must be both None or not None. Got `minval`={minval} "
+                             f"and `maxval`={maxval}.")
+        if minval is not None and dtype in (_dtypes.uint32, _dtypes.uint64):
+            raise ValueError(f"Argument `dtype` got invalid value {dtype} when argument "
+                             f"`minval` is not None. Please don't use unsigned integers in "
+                             f"this case.")
+    elif maxval is None:
+        maxval = 1
+    use_v2 = _v2(alg)
+    with _graph.name_scope(name, "stateless_random_uniform",
+                           [shape, seed, minval, maxval]) as scope:
+        shape = shape_tensor(shape)
+        if dtype.is_integer and minval is None:
+            if use_v2:
+                return _v2_call("StatelessRandomUniformFullIntV2", shape, seed, alg,
+                                name=scope, dtype=dtype)
+            return apply_op("StatelessRandomUniformFullInt", name=scope, shape=shape,
+                            seed=seed, dtype=dtype)
+        minval = convert_to_tensor(minval, dtype=dtype, name="min")
+        maxval = convert_to_tensor(maxval, dtype=dtype, name="max")
+        if dtype.is_integer:
+            if use_v2:
+                return _v2_call("StatelessRandomUniformIntV2", shape, seed, alg, name=scope,
+                                minval=minval, maxval=maxval)
+            return apply_op("StatelessRandomUniformInt", name=scope, shape=shape, seed=seed,
+                            minval=minval, maxval=maxval)
+        if use_v2:
+            rnd = _v2_call("StatelessRandomUniformV2", shape, seed, alg, dtype=dtype)
+        else:
+            rnd = apply_op("StatelessRandomUniform", shape=shape, seed=seed, dtype=dtype)
+        return math_ops.add(rnd * (maxval - minval), minval, name=scope)
+
+
+def _scaled(op_type, default_name, shape, seed, mean, stddev, dtype, name, alg):
+    use_v2 = _v2(alg)
+    dtype = _dtypes.as_dtype(dtype)
+    with _graph.name_scope(name, default_name, [shape, seed, mean, stddev]) as scope:
+        shape = shape_tensor(shape)
+        mean = convert_to_tensor(mean, dtype=dtype, name="mean")
+        stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
+        if use_v2:
+            rnd = _v2_call(op_type + "V2", shape, seed, alg, dtype=dtype)
+        else:
+            rnd = apply_op(op_type, shape=shape, seed=seed, dtype=dtype)
+        return math_ops.add(rnd * stddev, mean, name=scope)
+
+
+def stateless_random_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.float32,
+                            name=None, alg="auto_select"):
+    """Deterministic N(mean, stddev^2) numbers for a shape-[2] seed."""
+    return _scaled("StatelessRandomNormal", "stateless_random_normal", shape, seed, mean,
+                   stddev, dtype, name, alg)
+
+
+def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.float32,
+                               name=None, alg="auto_select"):
+    """Deterministic normal numbers re-drawn beyond two standard deviations."""
+    return _scaled("StatelessTruncatedNormal", "stateless_truncated_normal", shape, seed,
+                   mean, stddev, dtype, name, alg)
+
+
+def _multinomial(logits, num_samples, seed, dtype):
+    logits = convert_to_tensor(logits, name="logits")
+    return apply_op("StatelessMultinomial", logits=logits, num_samples=num_samples, seed=seed,
+                    output_dtype=_dtypes.as_dtype(dtype))
+
+
+def stateless_multinomial(logits, num_samples, seed, output_dtype=_dtypes.int64, name=None):
+    """Deterministic class indices [batch, num_samples] from logits [batch, classes]."""
+    with _graph.name_scope(name, "stateless_multinomial", [logits, seed]):
+        return _multinomial(logits, num_samples, seed, output_dtype)
+
+
+def stateless_categorical(logits, num_samples, seed, dtype=_dtypes.int64, name=None):
+    """stateless_multinomial with TF 2's argument names."""
+    with _graph.name_scope(name, "stateless_categorical", [logits, seed]):
+        return _multinomial(logits, num_samples, seed, dtype)
+
+
+def stateless_random_binomial(shape, seed, counts, probs, output_dtype=_dtypes.int32,
+                              name=None):
+    """Deterministic Binomial(counts, probs) draws; the parameters broadcast to the
+    trailing dimensions of `shape`."""
+    with _graph.name_scope(name, "stateless_random_binomial",
+                           [shape, seed, counts, probs]) as scope:
+        shape = shape_tensor(shape)
+        probs = convert_to_tensor(probs, name="probs", preferred_dtype=_dtypes.float32)
+        counts = convert_to_tensor(counts, name="counts", preferred_dtype=probs.dtype)
+        return apply_op("StatelessRandomBinomial", name=scope, shape=shape, seed=seed,
+                        counts=counts, probs=probs, dtype=_dtypes.as_dtype(output_dtype))
+
+
+def stateless_random_gamma(shape, seed, alpha, beta=None, dtype=_dtypes.float32, name=None):
+    """Deterministic Gamma(alpha, rate beta) draws of shape `shape` (alpha and beta fill its
+    trailing dimensions); differentiable in alpha and beta."""
+    with _graph.name_scope(name, "stateless_random_gamma", [shape, seed, alpha, beta]) as scope:
+        from tensorflux._src.ops.generator_ops import zeros_like
+        shape = shape_tensor(shape)
+        alpha = convert_to_tensor(alpha, dtype=dtype, name="alpha")
+        beta = convert_to_tensor(beta if beta is not None else 1, name="beta", dtype=dtype)
+        alpha_broadcast = alpha + zeros_like(beta)
+        sample = apply_op("StatelessRandomGammaV2", shape=shape, seed=seed,
+                          alpha=alpha_broadcast)
+        tiny = convert_to_tensor(np.finfo(alpha.dtype.as_numpy_dtype).tiny, dtype=alpha.dtype)
+        return math_ops.maximum(tiny, sample / beta, name=scope)
+
+
+def stateless_random_poisson(shape, seed, lam, dtype=_dtypes.int32, name=None):
+    """Deterministic Poisson(lam) draws; lam fills the trailing dimensions of `shape`."""
+    with _graph.name_scope(name, "stateless_random_poisson", [shape, seed, lam]) as scope:
+        shape = shape_tensor(shape)
+        return apply_op("StatelessRandomPoisson", name=scope, shape=shape, seed=seed, lam=lam,
+                        dtype=_dtypes.as_dtype(dtype))
+
+
+def stateless_parameterized_truncated_normal(shape, seed, means=0.0, stddevs=1.0,
+                                             minvals=-2.0, maxvals=2.0, name=None):
+    """Deterministic normal draws truncated to [minvals, maxvals], parameters broadcast
+    to the trailing dimensions of `shape`."""
+    with _graph.name_scope(name, "stateless_parameterized_truncated_normal",
+                           [shape, means, stddevs, minvals, maxvals]) as scope:
+        shape = shape_tensor(shape)
+        means = convert_to_tensor(means, name="means")
+        return apply_op("StatelessParameterizedTruncatedNormal", name=scope, shape=shape,
+                        seed=seed, means=means, stddevs=stddevs, minvals=minvals,
+                        maxvals=maxvals)
+
