@@ -12,6 +12,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops import array_ops, check_ops, math_ops, random_ops
 from tensorflux._src.ops import generator_ops as gen
+from tensorflux._src.ops.math.special import betainc
 
 __all__ = ["Beta"]
 
@@ -87,7 +88,7 @@ class Beta(distribution.Distribution):
         return math_ops.log(self._cdf(x))
 
     def _cdf(self, x):
-        return util.betainc(self.concentration1, self.concentration0, x)
+        return betainc(self.concentration1, self.concentration0, x)
 
     def _log_unnormalized_prob(self, x):
         x = self._maybe_assert_valid_sample(x)

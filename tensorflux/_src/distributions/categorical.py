@@ -12,6 +12,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops import array_ops, math_ops, nn_ops, random_ops, reduce_ops
 from tensorflux._src.ops import generator_ops as gen
+from tensorflux._src.ops.array.layout import sequence_mask
 
 __all__ = ["Categorical"]
 
@@ -118,7 +119,7 @@ class Categorical(distribution.Distribution):
                                                    base_dtype=self.dtype.base_dtype)
         flat_probs = array_ops.reshape(probs, array_ops.stack([-1, self._event_size]))
         flat_k = array_ops.reshape(k, [-1])
-        to_sum_over = util.where(util.sequence_mask(flat_k, self._event_size), flat_probs,
+        to_sum_over = util.where(sequence_mask(flat_k, self._event_size), flat_probs,
                                  gen.zeros_like(flat_probs))
         return array_ops.reshape(reduce_ops.reduce_sum(to_sum_over, axis=-1),
                                  array_ops.shape(k))

@@ -13,6 +13,8 @@ from tensorflux._src.ops import array_ops, check_ops, math_ops, random_ops, redu
 from tensorflux._src.ops import generator_ops as gen
 from tensorflux._src.ops.gather_ops import one_hot
 from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.diag_ops import matrix_set_diag
+from tensorflux._src.ops.math.special import lbeta
 
 __all__ = ["Dirichlet", "DirichletMultinomial"]
 
@@ -90,7 +92,7 @@ class Dirichlet(distribution.Distribution):
         return reduce_ops.reduce_sum(math_ops.xlogy(self.concentration - 1.0, x), -1)
 
     def _log_normalization(self):
-        return util.lbeta(self.concentration)
+        return lbeta(self.concentration)
 
     def _entropy(self):
         k = math_ops.cast(self.event_shape_tensor()[0], self.dtype)
@@ -104,7 +106,7 @@ class Dirichlet(distribution.Distribution):
 
     def _covariance(self):
         x = self._variance_scale_term() * self._mean()
-        return util.matrix_set_diag(
+        return matrix_set_diag(
             -matmul(array_ops.expand_dims(x, -1), array_ops.expand_dims(x, -2)),
             self._variance())
 
@@ -147,7 +149,7 @@ def _kl_dirichlet_dirichlet(d1, d2, name=None):
         digamma_diff = math_ops.digamma(d1.concentration) - digamma_sum_d1
         concentration_diff = d1.concentration - d2.concentration
         return (reduce_ops.reduce_sum(concentration_diff * digamma_diff, axis=-1)
-                - util.lbeta(d1.concentration) + util.lbeta(d2.concentration))
+                - lbeta(d1.concentration) + lbeta(d2.concentration))
 
 
 class DirichletMultinomial(distribution.Distribution):
@@ -211,8 +213,8 @@ class DirichletMultinomial(distribution.Distribution):
 
     def _log_prob(self, counts):
         counts = self._maybe_assert_valid_sample(counts)
-        ordered_prob = (util.lbeta(self.concentration + counts)
-                        - util.lbeta(self.concentration))
+        ordered_prob = (lbeta(self.concentration + counts)
+                        - lbeta(self.concentration))
         return ordered_prob + util.log_combinations(self.total_count, counts)
 
     def _prob(self, counts):
@@ -224,7 +226,7 @@ class DirichletMultinomial(distribution.Distribution):
 
     def _covariance(self):
         x = self._variance_scale_term() * self._mean()
-        return util.matrix_set_diag(
+        return matrix_set_diag(
             -matmul(array_ops.expand_dims(x, -1), array_ops.expand_dims(x, -2)),
             self._variance())
 

@@ -12,6 +12,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops import array_ops, check_ops, math_ops, random_ops
 from tensorflux._src.ops import generator_ops as gen
+from tensorflux._src.ops.math.special import igamma
 
 __all__ = ["Gamma", "Exponential"]
 
@@ -71,7 +72,7 @@ class Gamma(distribution.Distribution):
     def _cdf(self, x):
         x = self._maybe_assert_valid_sample(x)
         # igamma(a, x) is the regularized lower incomplete gamma function.
-        return util.igamma(self.concentration, self.rate * x)
+        return igamma(self.concentration, self.rate * x)
 
     def _log_unnormalized_prob(self, x):
         x = self._maybe_assert_valid_sample(x)

@@ -12,6 +12,8 @@ from tensorflux._src.ops import reduce_ops
 from tensorflux._src.ops import generator_ops as gen
 from tensorflux._src.ops.gather_ops import one_hot
 from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.array.layout import sequence_mask
+from tensorflux._src.ops.linalg.diag_ops import matrix_set_diag
 
 __all__ = ["Multinomial"]
 
@@ -77,7 +79,7 @@ class Multinomial(distribution.Distribution):
         max_draws = reduce_ops.reduce_max(flat_ndraws)
         x = random_ops.multinomial(flat_logits, n * max_draws, seed=seed)  # [B, n * max]
         x = array_ops.reshape(x, array_ops.stack([-1, n, max_draws]))  # [B, n, max]
-        keep = util.sequence_mask(flat_ndraws, max_draws)  # [B, max]
+        keep = sequence_mask(flat_ndraws, max_draws)  # [B, max]
         keep = math_ops.cast(array_ops.expand_dims(keep, 1), self.dtype)  # [B, 1, max]
         counts = reduce_ops.reduce_sum(one_hot(x, depth=k, dtype=self.dtype)
                                        * array_ops.expand_dims(keep, -1), axis=-2)
@@ -101,7 +103,7 @@ class Multinomial(distribution.Distribution):
 
     def _covariance(self):
         p = self.probs * array_ops.expand_dims(gen.ones_like(self.total_count), -1)
-        return util.matrix_set_diag(
+        return matrix_set_diag(
             -matmul(array_ops.expand_dims(self._mean_val, -1), array_ops.expand_dims(p, -2)),
             self._variance())
 

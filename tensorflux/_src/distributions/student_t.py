@@ -14,6 +14,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops import array_ops, check_ops, math_ops, random_ops
 from tensorflux._src.ops import generator_ops as gen
+from tensorflux._src.ops.math.special import betainc, lbeta
 
 __all__ = ["StudentT"]
 
@@ -95,7 +96,7 @@ class StudentT(distribution.Distribution):
         # P[X <= x] from the regularized incomplete beta function of df / (df + y^2).
         y = (x - self.loc) / self.scale
         x_t = self.df / (math_ops.square(y) + self.df)
-        neg_cdf = 0.5 * util.betainc(0.5 * self.df, 0.5 * gen.ones_like(self.df), x_t)
+        neg_cdf = 0.5 * betainc(0.5 * self.df, 0.5 * gen.ones_like(self.df), x_t)
         return util.where(y < 0.0, neg_cdf, 1.0 - neg_cdf)
 
     def _entropy(self):
@@ -103,7 +104,7 @@ class StudentT(distribution.Distribution):
         u = v * array_ops.expand_dims(self.df, -1)
         beta_arg = array_ops.concat([u, v], -1) / 2.0
         return (math_ops.log(math_ops.abs(self.scale)) + 0.5 * math_ops.log(self.df)
-                + util.lbeta(beta_arg) + 0.5 * (self.df + 1.0)
+                + lbeta(beta_arg) + 0.5 * (self.df + 1.0)
                 * (math_ops.digamma(0.5 * (self.df + 1.0)) - math_ops.digamma(0.5 * self.df)))
 
     def _mean(self):

@@ -12,30 +12,28 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops import array_ops, check_ops, math_ops, reduce_ops
-from tensorflux._src.ops import generator_ops as gen
-from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import lookup
-from tensorflux._src.ops.shape_fns import broadcast
+from tensorflux._src.ops.array.shapes import broadcast_static_shape
 
 with_dependencies = check_ops._with_dependencies  # TF's control_flow_ops.with_dependencies
 
 
 def static_broadcast(*shapes):
-    """TF's broadcast_static_shape (unknown where it cannot be told)."""
+    """TF's broadcast_static_shape over several shapes."""
     out = TensorShape([])
     for s in shapes:
-        out = broadcast(out, s)
+        out = broadcast_static_shape(out, s)
     return out
 
 
 def dynamic_broadcast(*tensors):
     """The broadcast shape of `tensors` as an int32 tensor (TF's broadcast_dynamic_shape
     of their shapes)."""
-    total = None
-    for t in tensors:
-        z = gen.zeros_like(t, dtype=_dtypes.int32) if t.dtype != _dtypes.int32 else t * 0
-        total = z if total is None else total + z
-    return array_ops.shape(total)
+    from tensorflux._src.ops.array.shapes import broadcast_dynamic_shape
+    shapes = [array_ops.shape(t) for t in tensors]
+    out = shapes[0]
+    for s in shapes[1:]:
+        out = broadcast_dynamic_shape(out, s)
+    return out
 
 
 def maybe_assert(validate_args, assertions, x):
@@ -123,22 +121,6 @@ def log_combinations(n, counts, name="log_combinations"):
         return total_permutations - redundant_permutations
 
 
-def lbeta(x, name="lbeta"):
-    """log(|Beta(x)|) over the last dimension: sum(lgamma(x)) - lgamma(sum(x))."""
-    with _graph.name_scope(name, values=[x]):
-        x = convert_to_tensor(x, name="x")
-        log_prod_gamma_x = reduce_ops.reduce_sum(math_ops.lgamma(x), axis=[-1])
-        sum_x = reduce_ops.reduce_sum(x, axis=[-1])
-        return log_prod_gamma_x - math_ops.lgamma(sum_x)
-
-
-def matrix_set_diag(matrix, diagonal):
-    """`matrix` [..., k, k] with `diagonal` [..., k] on its diagonal."""
-    k = array_ops.shape(diagonal)[-1]
-    eye = gen.eye(k, dtype=_dtypes.bool)
-    return where(eye, array_ops.expand_dims(diagonal, -1) * gen.ones_like(matrix), matrix)
-
-
 def where(condition, x, y):
     """Elements of x where condition holds, else of y; all three broadcast."""
     from tensorflux._src.ops.gather_ops import where_v2
@@ -209,25 +191,6 @@ def log_cdf_laplace(x, name="log_cdf_laplace"):
         return where(x < 0.0, lower_solution, upper_solution)
 
 
-def special_op(op_type, **inputs):
-    """A special function's record (Igamma, Betainc), looked up when used: the math
-    family registers them."""
-    try:
-        lookup(op_type)
-    except KeyError:
-        raise NotImplementedError(f"this needs the {op_type} op, which is not registered in "
-                                  f"this build") from None
-    return apply_op(op_type, **inputs)
-
-
-def igamma(a, x):
-    return special_op("Igamma", a=a, x=x)
-
-
-def betainc(a, b, x):
-    return special_op("Betainc", a=a, b=b, x=x)
-
-
 def embed_check_integer_casting_closed(x, target_dtype, name="embed_check_casting_closed"):
     """`x` after checks that its values are whole numbers that `target_dtype` holds
     (bool: 0 and 1)."""
@@ -247,10 +210,3 @@ def embed_check_integer_casting_closed(x, target_dtype, name="embed_check_castin
         deps.append(check_ops.assert_less_equal(
             x, math_ops.cast(upper, x.dtype), message="Elements must be <= {}.".format(upper)))
         return with_dependencies(deps, x)
-
-
-def sequence_mask(lengths, maxlen):
-    """[n, maxlen] bool: j < lengths[i]."""
-    positions = gen.range(maxlen)
-    return math_ops.less(array_ops.expand_dims(positions, 0),
-                         array_ops.expand_dims(math_ops.cast(lengths, _dtypes.int32), -1))
