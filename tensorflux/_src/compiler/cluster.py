@@ -29,9 +29,12 @@ class Cluster:
     """Computes `exports` from `inputs` (and the variable store) with one XLA executable."""
 
     def __init__(self, ops, inputs, exports, static, canonical, stats, compiler_options=None,
-                 extra_reads=(), device=None):
+                 extra_reads=(), device=None, fresh_reads=None):
         self.ops, self.inputs, self.exports = ops, list(inputs), list(exports)
-        self.state = state.plan_state(ops, list(exports) + list(extra_reads))
+        # fresh_reads: worked out over the whole run (state.fresh_reads), so an op ordered
+        # after a write in an earlier cluster still reads the variable afresh.
+        self.state = state.plan_state(ops, list(exports) + list(extra_reads), fresh_reads,
+                                      canonical)
         self.random_ops = [op for op in ops if functional.needs_key(op)]
         self.effects = effects.Collector()
         const_args = sorted({r for op in ops for r in (canonical.get(t, t) for t in op.inputs)
@@ -262,14 +265,12 @@ def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, r
                     continue
                 values = []
                 for i, t in enumerate(op.inputs):
-                    if not t.dtype._is_ref_dtype:
+                    if (op, i) in plan.reads:  # a Ref input, or a fresh read of a variable
+                        values.append(state.input_value(plan, op, i, start, written))
+                    elif not t.dtype._is_ref_dtype:
                         values.append(env[canonical.get(t, t)])
                     elif op_def.checks_initialized:
                         values.append(flags[state.variable_of(t)])
-                    elif (op, i) in plan.reads:
-                        writer = plan.reads[(op, i)]
-                        var = state.variable_of(t)
-                        values.append(start[var] if writer is None else written[(writer, var)])
                     else:
                         values.append(None)  # overwritten without being read
                 key = prng_key(key_rows[random_index[op]]) if op in random_index else None

@@ -15,7 +15,7 @@ import time
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import lowering, passes, run_plan
+from tensorflux._src.compiler import lowering, passes, run_plan, state
 from tensorflux._src.compiler.cluster import Cluster
 from tensorflux._src.framework import errors
 
@@ -65,6 +65,9 @@ class Executable:
             wanted.update(r for r in (canonical.get(t, t) for t in op.inputs)
                           if r not in known and not r.dtype._is_ref_dtype
                           and step_of.get(r.op, i) != i)
+        # Variable reads that must happen at their consumer (compiler/state.py), over the
+        # whole run so that orderings across clusters count.
+        fresh = state.fresh_reads(run_ops, canonical)
         self.clusters = []
         for step in self.steps:
             if isinstance(step, run_plan.ClusterStep):
@@ -75,7 +78,7 @@ class Executable:
                                 r.op.op_def.is_variable]
                 step.cluster = Cluster(step.ops, inputs, exports, static, canonical, stats,
                                        compiler_options, extra_reads=fetched_vars,
-                                       device=step.device)
+                                       device=step.device, fresh_reads=fresh)
                 self.clusters.append(step.cluster)
         self.traced_ops = [op for c in self.clusters for op in c.ops]
         self.host_ops = [s.op for s in self.steps if isinstance(s, run_plan.HostStep)]

@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from tensorflux._src.compiler import functional
+from tensorflux._src.compiler.state import aliased_variable
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
@@ -483,6 +484,7 @@ def _trip_dependencies(op):
         return cached
     param_index = {p: i for i, p in enumerate(loop.params)}
     mine = set(loop.ops)
+    written = set(loop.written)
 
     def params_of(tensor):
         found, seen, stack = set(), set(), [tensor.op]
@@ -496,8 +498,9 @@ def _trip_dependencies(op):
             for t in o.outputs:
                 if t in param_index:
                     found.add(param_index[t])
-            if any(t.dtype._is_ref_dtype for t in o.inputs):
-                return None
+            if any(t.dtype._is_ref_dtype or aliased_variable(t)[0] in written
+                   for t in o.inputs):
+                return None  # reads a variable (one the loop assigns, if only a capture)
             stack.extend(t.op for t in o.inputs)
             stack.extend(o._control_inputs)
         return found
