@@ -15,7 +15,7 @@ import time
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import lowering, passes, run_plan, state
+from tensorflux._src.compiler import functional, lowering, passes, run_plan, state
 from tensorflux._src.compiler.cluster import Cluster
 from tensorflux._src.framework import errors
 
@@ -302,14 +302,19 @@ def _cluster_inputs(ops, fed, static, canonical, feed_tensors):
 
 
 def _run_host_step(op, env, static, canonical, session_state):
-    """One host op: its NumPy kernel, or its lowering evaluated eagerly (string ops)."""
+    """One host op: its NumPy kernel, its lowering evaluated eagerly (string ops), or a
+    control-flow construct run on concrete values (a loop whose shapes change)."""
     values = []
     for t in op.inputs:
+        if t.dtype._is_ref_dtype:
+            continue  # a construct's variables: it reads them from the session's store
         r = canonical.get(t, t)
         value = static[r] if r in static else env[r]
         values.append(value if isinstance(value, np.ndarray) else np.asarray(value))
     # Values are concrete here, so run-time checks and prints act at once.
-    if op.op_def.host is not None:
+    if op.op_def.functional:
+        outs = functional.run_on_host(op, values, session_state)
+    elif op.op_def.host is not None:
         outs = lowering.run_host_kernel(op, values, session_state)
     else:
         outs = lowering.fold_op(op, values, max_elements=None)

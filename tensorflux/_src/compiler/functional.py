@@ -71,6 +71,28 @@ def run(op, values, ref_values, key):
             None, op, f"{type(e).__name__}: {e}\n\t [[{{{{node {op.name}}}}}]]") from e
 
 
+def run_on_host(op, values, session_state):
+    """Runs a functional op outside any compiled cluster (a run-plan host step) on
+    concrete values: its variables come from, and go back to, the session's store, which
+    the run's clusters read and write around it."""
+    from tensorflux._src.compiler.cluster import prng_key
+    key = prng_key(session_state.draw_keys([op])[0]) if needs_key(op) else None
+    store = session_state.variables
+    refs = op._attrs["refs"]
+    # Under the lock for the whole construct: another thread's run could otherwise
+    # donate (free) a variable buffer this one is still reading.
+    with session_state.variables_lock:
+        missing = next((v for v in refs if v not in store), None)
+        if missing is not None:
+            raise errors.FailedPreconditionError(
+                None, op, f"Attempting to use uninitialized value {missing.name}\n\t "
+                f"[[{{{{node {op.name}}}}}]]")
+        outs, new_refs = run(op, values, [store[v] for v in refs], key)
+        for var, value in zip(op._attrs["body_writes_ordered"], new_refs):
+            store[var] = value
+    return [np.asarray(v) for v in outs]
+
+
 def cached_vjp(forward):
     scope = _scope()
     return scope.vjps.get(forward) if scope is not None else None
