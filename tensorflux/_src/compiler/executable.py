@@ -311,6 +311,9 @@ def _run_host_step(op, env, static, canonical, session_state):
         r = canonical.get(t, t)
         value = static[r] if r in static else env[r]
         values.append(value if isinstance(value, np.ndarray) else np.asarray(value))
+    if op.op_def.random and op.op_def.host is None:  # e.g. random_shuffle of strings
+        from tensorflux._src.compiler.cluster import prng_key
+        values.insert(0, prng_key(session_state.draw_keys([op])[0]))
     # Values are concrete here, so run-time checks and prints act at once.
     if op.op_def.functional:
         outs = functional.run_on_host(op, values, session_state)
