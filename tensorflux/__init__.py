@@ -88,6 +88,7 @@ from tensorflux._src.io.readers import (  # noqa: F401
 # Neural-network extras: CTC, fractional and generic pooling, morphology, samplers.
 
 # Framework utilities: tf.nest, dtypes, type specs, graph and session helpers.
+from tensorflux._src.autodiff.gradients import UnconnectedGradients  # noqa: E402,F401
 
 from tensorflux._src.io.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,

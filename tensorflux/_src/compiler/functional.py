@@ -211,6 +211,7 @@ def evaluate_body(body, params, captures, refs, key, result_indices=None):
                     written[(op, var)] = value
                 env.update(zip(op.outputs, outs))
                 continue
+            state.check_initialized(op, values)  # a variable missing from the store
             if op_def.random:
                 values.insert(0, op_key)
             if op_def.writes:

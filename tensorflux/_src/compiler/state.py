@@ -148,6 +148,13 @@ class StatePlan:
     first_reader: dict = field(default_factory=dict)  # variable -> op (for error messages)
     final_writer: dict = field(default_factory=dict)  # variable -> last op writing it
     checked_vars: list = field(default_factory=list)  # variables IsVariableInitialized asks
+    # Start values read by an op that is not a control-flow construct (or fetched): these
+    # must exist. One only a construct reads may be missing: the branch reading it may
+    # not run (`cond(is_variable_initialized(v), v.read_value, ...)`), see Uninitialized.
+    strict_vars: set = field(default_factory=set)
+    # (op, input index) of IsVariableInitialized ops ordered after a write of the variable
+    # in this run: true whatever the store says.
+    initialized_by_run: set = field(default_factory=set)
 
     @property
     def written_vars(self):
@@ -176,6 +183,8 @@ def plan_state(ops, fetch_tensors, fresh=None, canonical=None, carried=()) -> St
         plan.read_vars[(op, i)] = var
         if writer is None:
             need_start(var, op)
+            if not op.op_def.functional:
+                plan.strict_vars.add(var)
 
     for op in ops:
         writers = _merged_writers(op, _deps(op, canonical), last_writers, position, empty)
@@ -188,7 +197,9 @@ def plan_state(ops, fetch_tensors, fresh=None, canonical=None, carried=()) -> St
                 continue
             var = variable_of(t)
             if op.op_def.checks_initialized:
-                if var not in plan.checked_vars:
+                if writers.get(var) is not None:
+                    plan.initialized_by_run.add((op, i))
+                elif var not in plan.checked_vars:
                     plan.checked_vars.append(var)
             elif op.op_def.overwrites and var in written:
                 continue  # the old value is not read
@@ -209,7 +220,29 @@ def plan_state(ops, fetch_tensors, fresh=None, canonical=None, carried=()) -> St
     for t in fetch_tensors:  # fetching a variable itself reads its start value
         if t.op.op_def.is_variable:
             need_start(t.op, t.op)
+            plan.strict_vars.add(t.op)
     return plan
+
+
+class Uninitialized:
+    """The start value of a variable missing from the session's store, in a trace where
+    only control-flow constructs read it (compiled knowing which variables are missing,
+    with IsVariableInitialized folded to constants, so `tf.cond(is_variable_initialized(v),
+    v.read_value, lambda: v.initial_value)` builds only its initial-value branch). An op
+    that still gets one raises TF's FailedPreconditionError (`check_initialized`)."""
+
+    def __init__(self, var):
+        self.var = var
+
+
+def check_initialized(op, values):
+    """Raises TF's error when one of `op`'s input values is an uninitialized variable's."""
+    from tensorflux._src.framework import errors
+    missing = next((v for v in values if isinstance(v, Uninitialized)), None)
+    if missing is not None:
+        raise errors.FailedPreconditionError(
+            None, op, f"Attempting to use uninitialized value {missing.var.name}\n\t "
+            f"[[{{{{node {op.name}}}}}]]")
 
 
 def input_value(plan, op, i, start, written):
