@@ -185,11 +185,14 @@ class Cluster:
 
     def _call(self, args, session_state):
         plan, store = self.state, session_state.variables
-        missing = tuple(v for v in plan.start_vars if v not in store)
-        if any(v in plan.strict_vars for v in missing):
-            raise _uninitialized(plan, store)
-        starts = [store[v] for v in plan.start_vars if v not in missing] if missing \
-            else [store[v] for v in plan.start_vars]
+        missing = ()
+        try:
+            starts = [store[v] for v in plan.start_vars]
+        except KeyError:  # allowed only where control flow alone reads the variable
+            missing = tuple(v for v in plan.start_vars if v not in store)
+            if any(v in plan.strict_vars for v in missing):
+                raise _uninitialized(plan, store) from None
+            starts = [store[v] for v in plan.start_vars if v not in missing]
         if self._sharding is not None:  # Send/Recv: copies of values held elsewhere
             args = [devices.on_device(a, self._sharding) for a in args]
             starts = [devices.on_device(a, self._sharding) for a in starts]
