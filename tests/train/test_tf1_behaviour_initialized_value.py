@@ -34,3 +34,13 @@ def test_initializing_a_variable_from_another_in_one_run():
         with tf.control_dependencies([update]):
             after = tf.is_variable_initialized(w)  # ordered after the assign: true
         assert sess.run([tf.is_variable_initialized(w), after]) == [False, True]
+
+
+def test_cond_on_is_variable_initialized_reads_only_in_the_taken_branch():
+    v = tf.Variable(3.0, name="v")
+    # "Initialize if needed": the read branch is not built while v has no value.
+    value = tf.cond(tf.is_variable_initialized(v), v.read_value, lambda: tf.assign(v, 5.0))
+    with tf.Session() as sess:
+        assert sess.run(value) == 5.0 and sess.run(v) == 5.0
+        sess.run(tf.assign(v, 9.0))
+        assert sess.run(value) == 9.0 and sess.run(v) == 9.0

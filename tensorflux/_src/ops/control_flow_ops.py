@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.compiler import functional
+from tensorflux._src.compiler import functional, state
 from tensorflux._src.compiler.state import aliased_variable
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
@@ -175,6 +175,8 @@ def _lower_if(op, values, ref_values, key):
 
     if functional.is_static(pred):  # known at compile time: only that branch is built
         return branch(true_body if bool(pred) else false_body)()
+    # Both branches are traced: each returns every variable either assigns.
+    state.check_initialized(op, [x for v, x in zip(refs, ref_values) if v in written])
     return jax.lax.cond(jnp.asarray(pred, bool), branch(true_body), branch(false_body))
 
 
@@ -429,6 +431,7 @@ def _lower_while(op, values, ref_values, key):
     refs, written = op._attrs["refs"], op._attrs["body_writes_ordered"]
     read_only = {v: x for v, x in zip(refs, ref_values) if v not in written}
     written_start = [x for v, x in zip(refs, ref_values) if v in written]
+    state.check_initialized(op, written_start)  # a loop carries what it assigns
     body_results = list(range(1, n + 1))
 
     def ref_env(written_values):
