@@ -198,8 +198,9 @@ def evaluate_body(body, params, captures, refs, key, result_indices=None):
                     values.append(state.input_value(plan, op, i, refs, written))
                 elif not t.dtype._is_ref_dtype:
                     values.append(env[t])
-                elif op_def.checks_initialized:
-                    values.append(np.bool_(True))  # the construct read it: it exists
+                elif op_def.checks_initialized:  # the construct got its value, or not
+                    values.append(np.bool_(not isinstance(refs.get(state.variable_of(t)),
+                                                          state.Uninitialized)))
                 else:
                     values.append(None)  # overwritten without being read
             op_key = jax.random.fold_in(key, op._id) if key is not None and needs_key(op) \
