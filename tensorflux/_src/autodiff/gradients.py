@@ -10,6 +10,7 @@ again (`tf.hessians`).
 from __future__ import annotations
 
 import contextlib
+import enum
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
@@ -50,6 +51,13 @@ def NotDifferentiable(op_type):  # noqa: N802 - TF's public name
 
 
 NoGradient = NotDifferentiable
+
+
+class UnconnectedGradients(enum.Enum):
+    """What `tf.gradients` returns for an x that ys do not depend on: None, or zeros."""
+
+    NONE = "none"
+    ZERO = "zero"
 
 
 class AggregationMethod:
@@ -126,8 +134,15 @@ def _aggregate(grads, name):
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
-              gate_gradients=False, aggregation_method=None, stop_gradients=None):
-    """d(sum(ys))/d(x) for each x in xs; None for an x that ys do not depend on."""
+              gate_gradients=False, aggregation_method=None, stop_gradients=None,
+              unconnected_gradients=UnconnectedGradients.NONE):
+    """d(sum(ys))/d(x) for each x in xs; for an x that ys do not depend on, None or (with
+    `unconnected_gradients=tf.UnconnectedGradients.ZERO` or "zero") zeros shaped like x."""
+    try:
+        unconnected_gradients = UnconnectedGradients(unconnected_gradients)
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: "
+                         f"{unconnected_gradients!r}") from None
     ys = [convert_to_tensor(y) if not isinstance(y, Tensor) else y for y in _as_list(ys)]
     xs = [_as_ref_tensor(x) for x in _as_list(xs)]
     grad_ys = [None] * len(ys) if grad_ys is None else _as_list(grad_ys)
@@ -177,8 +192,15 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 if g is None or not _is_backpropagatable(t) or t.op not in between:
                     continue
                 pending.setdefault(t, []).append(g)
-        return [_aggregate(pending.get(x, []), name=None) if pending.get(x) else None
-                for x in xs]
+        return [_aggregate(pending[x], name=None) if pending.get(x) else
+                _unconnected(x, unconnected_gradients) for x in xs]
+
+
+def _unconnected(x, unconnected_gradients):
+    if unconnected_gradients is UnconnectedGradients.NONE:
+        return None
+    from tensorflux._src.ops.generator_ops import zeros_like
+    return zeros_like(x, dtype=x.dtype.base_dtype)
 
 
 @contextlib.contextmanager

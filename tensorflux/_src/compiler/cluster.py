@@ -1,8 +1,13 @@
 """One compiled cluster of a run: its ops traced into a single jitted function.
 
     args: input values (feeds, earlier steps' outputs), variables' start values,
-          is-initialized flags, random key rows (if any), big constants
+          random key rows (if any), big constants
     returns: (exports, final values of written variables, effects' flags and data)
+
+Which variables are initialized is compiled in (one executable per such state, usually
+one): IsVariableInitialized is a constant, and a variable missing from the store that
+only a control-flow construct reads enters as `state.Uninitialized`, so the untaken
+branch of `cond(is_variable_initialized(v), ...)` never needs its value.
 
 Variables are read from and written back to the session's store around the call, so a
 run of several clusters sees each cluster's updates in the next one. In a run spanning
@@ -29,9 +34,12 @@ class Cluster:
     """Computes `exports` from `inputs` (and the variable store) with one XLA executable."""
 
     def __init__(self, ops, inputs, exports, static, canonical, stats, compiler_options=None,
-                 extra_reads=(), device=None):
+                 extra_reads=(), device=None, fresh_reads=None):
         self.ops, self.inputs, self.exports = ops, list(inputs), list(exports)
-        self.state = state.plan_state(ops, list(exports) + list(extra_reads))
+        # fresh_reads: worked out over the whole run (state.fresh_reads), so an op ordered
+        # after a write in an earlier cluster still reads the variable afresh.
+        self.state = state.plan_state(ops, list(exports) + list(extra_reads), fresh_reads,
+                                      canonical)
         self.random_ops = [op for op in ops if functional.needs_key(op)]
         self.effects = effects.Collector()
         const_args = sorted({r for op in ops for r in (canonical.get(t, t) for t in op.inputs)
@@ -58,23 +66,26 @@ class Cluster:
         self._variants = {}
         self._batched = None
         self._called = False  # see call()
-        self.jitted = self._build({})
+        # The usual state: every variable read exists and every one asked about too.
+        self._all_initialized = (tuple(True for _ in self.state.checked_vars), ())
+        self.jitted = self._build({}, self._all_initialized)
 
-    def _build(self, static_inputs):
-        """A jitted function of the cluster; `static_inputs` ({tensor: value}) are baked in."""
+    def _build(self, static_inputs, facts):
+        """A jitted function of the cluster; `static_inputs` ({tensor: value}) are baked in,
+        and so are `facts`: (is-initialized flag per checked variable, missing variables)."""
         traced_inputs = [t for t in self.inputs if t not in static_inputs]
         static = dict(self._static)
         static.update(static_inputs)
         run_graph = _graph_function(self.ops, self.exports, traced_inputs, self._const_args,
                                     static, self._canonical, self.state, self.random_ops,
-                                    self._stats, self.effects)
-        if not static_inputs:
+                                    self._stats, self.effects, facts)
+        if not static_inputs and facts == self._all_initialized:
             self._run_graph = run_graph
         # A variable read at its start value and then overwritten by the run has a dead
         # input buffer: donating it lets XLA update the variable in place.
         first_var_arg = len(traced_inputs)
-        donate = tuple(first_var_arg + i for i, v in enumerate(self.state.start_vars)
-                       if v in self.donated)
+        present = [v for v in self.state.start_vars if v not in facts[1]]
+        donate = tuple(first_var_arg + i for i, v in enumerate(present) if v in self.donated)
         # data_inputs: many-host replicas decide by the tensors which arguments are a
         # worker's own slice of the batch (tensorflux/distribute/multi_worker.py).
         jitted = [devices.jit_on(run_graph, self.device, opts, donate, self.replicas,
@@ -83,16 +94,17 @@ class Cluster:
         self._stats.executables += 1
         return jitted[0] if len(jitted) == 1 else options.Autotuner(jitted, self._options_tried)
 
-    def _select(self, args):
-        """The executable for these input values, and the values it takes as arguments."""
-        if not self.static_positions:
+    def _select(self, args, facts):
+        """The executable for these input values and initialization facts, and the values
+        it takes as arguments."""
+        if not self.static_positions and facts == self._all_initialized:
             return self.jitted, args
         values = [np.asarray(args[i]) for i in self.static_positions]
-        key = tuple((v.dtype.str, v.shape, v.tobytes()) for v in values)
+        key = (tuple((v.dtype.str, v.shape, v.tobytes()) for v in values), facts)
         jitted = self._variants.get(key)
         if jitted is None:
             jitted = self._variants[key] = self._build(
-                {self.inputs[i]: v for i, v in zip(self.static_positions, values)})
+                {self.inputs[i]: v for i, v in zip(self.static_positions, values)}, facts)
         skip = set(self.static_positions)
         return jitted, [a for i, a in enumerate(args) if i not in skip]
 
@@ -126,7 +138,8 @@ class Cluster:
         evaluation or inference run): a call is a store lookup and the jitted function."""
         plan = self.state
         return not (plan.checked_vars or plan.written_vars or self.random_ops
-                    or self.static_positions or self._sharding is not None)
+                    or self.static_positions or self._sharding is not None
+                    or not plan.strict_vars.issuperset(plan.start_vars))
 
     def uninitialized_error(self, store):
         """The error a run reading a variable missing from `store` raises."""
@@ -172,20 +185,23 @@ class Cluster:
 
     def _call(self, args, session_state):
         plan, store = self.state, session_state.variables
+        missing = ()
         try:
             starts = [store[v] for v in plan.start_vars]
-        except KeyError:
-            raise _uninitialized(plan, store) from None
+        except KeyError:  # allowed only where control flow alone reads the variable
+            missing = tuple(v for v in plan.start_vars if v not in store)
+            if any(v in plan.strict_vars for v in missing):
+                raise _uninitialized(plan, store) from None
+            starts = [store[v] for v in plan.start_vars if v not in missing]
         if self._sharding is not None:  # Send/Recv: copies of values held elsewhere
             args = [devices.on_device(a, self._sharding) for a in args]
             starts = [devices.on_device(a, self._sharding) for a in starts]
-        flags = [np.bool_(v in store) for v in plan.checked_vars]
-        if self.random_ops:
-            flags.append(session_state.draw_keys(self.random_ops))
-        jitted, traced_args = self._select(args)
+        facts = (tuple(v in store for v in plan.checked_vars), missing)
+        keys = [session_state.draw_keys(self.random_ops)] if self.random_ops else []
+        jitted, traced_args = self._select(args, facts)
         try:
             exports, finals, (check_outputs, emit_outputs) = jitted(
-                *traced_args, *starts, *flags, *self._const_values)
+                *traced_args, *starts, *keys, *self._const_values)
         except errors.StaticValueRequired:
             # Raised while tracing (nothing ran, nothing was donated): compile the small
             # integer inputs in as constants and try again, once.
@@ -223,7 +239,8 @@ class Cluster:
 
 
 def _uninitialized(plan, store):
-    var = next(v for v in plan.start_vars if v not in store)
+    var = next((v for v in plan.start_vars if v not in store and v in plan.strict_vars),
+               None) or next(v for v in plan.start_vars if v not in store)
     reader = plan.first_reader[var]
     return errors.FailedPreconditionError(
         None, reader, f"Attempting to use uninitialized value {var.name}\n\t "
@@ -237,10 +254,14 @@ def prng_key(row):
 
 
 def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, random_ops,
-                    stats, collector):
-    """The Python function jax traces: evaluates `ops` in order, threading variables."""
-    n_inputs, n_starts = len(inputs), len(plan.start_vars)
-    n_flags = len(plan.checked_vars) + (1 if random_ops else 0)
+                    stats, collector, facts):
+    """The Python function jax traces: evaluates `ops` in order, threading variables.
+    facts: (is-initialized flag per checked variable, variables missing from the store)."""
+    flag_values, missing = facts
+    flags = {v: np.bool_(f) for v, f in zip(plan.checked_vars, flag_values)}
+    present = [v for v in plan.start_vars if v not in missing]
+    n_inputs, n_starts = len(inputs), len(present)
+    n_keys = 1 if random_ops else 0
     random_index = {op: i for i, op in enumerate(random_ops)}
 
     def run_graph(*args):
@@ -248,10 +269,10 @@ def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, r
         collector.reset()
         env = dict(static)
         env.update(zip(inputs, args))
-        start = dict(zip(plan.start_vars, args[n_inputs:]))
-        flags = dict(zip(plan.checked_vars, args[n_inputs + n_starts:]))
-        key_rows = args[n_inputs + n_starts + n_flags - 1] if random_ops else None
-        env.update(zip(const_args, args[n_inputs + n_starts + n_flags:]))
+        start = dict(zip(present, args[n_inputs:]))
+        start.update((v, state.Uninitialized(v)) for v in missing)
+        key_rows = args[n_inputs + n_starts] if random_ops else None
+        env.update(zip(const_args, args[n_inputs + n_starts + n_keys:]))
         written = {}  # (writer op, variable) -> value
         with effects.collecting(collector), functional.trace_scope(ops):
             for op in ops:
@@ -262,14 +283,13 @@ def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, r
                     continue
                 values = []
                 for i, t in enumerate(op.inputs):
-                    if not t.dtype._is_ref_dtype:
+                    if (op, i) in plan.reads:  # a Ref input, or a fresh read of a variable
+                        values.append(state.input_value(plan, op, i, start, written))
+                    elif not t.dtype._is_ref_dtype:
                         values.append(env[canonical.get(t, t)])
-                    elif op_def.checks_initialized:
-                        values.append(flags[state.variable_of(t)])
-                    elif (op, i) in plan.reads:
-                        writer = plan.reads[(op, i)]
-                        var = state.variable_of(t)
-                        values.append(start[var] if writer is None else written[(writer, var)])
+                    elif op_def.checks_initialized:  # a constant: compiled per state
+                        values.append(np.bool_(True) if (op, i) in plan.initialized_by_run
+                                      else flags[state.variable_of(t)])
                     else:
                         values.append(None)  # overwritten without being read
                 key = prng_key(key_rows[random_index[op]]) if op in random_index else None
@@ -293,8 +313,8 @@ def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, r
         finals = [written[(plan.final_writer[v], v)] for v in plan.written_vars]
         ok = collector.all_ok()
         if ok is not None:  # a failed check keeps every variable it can at its old value
-            finals = [jnp.where(ok, new, start[v]) if v in start else new
-                      for v, new in zip(plan.written_vars, finals)]
+            finals = [jnp.where(ok, new, start[v]) if v in start and v not in missing
+                      else new for v, new in zip(plan.written_vars, finals)]
         return tuple(env[t] for t in exports), tuple(finals), collector.outputs()
 
     return run_graph

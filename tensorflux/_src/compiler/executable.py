@@ -15,7 +15,7 @@ import time
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import lowering, passes, run_plan
+from tensorflux._src.compiler import functional, lowering, passes, run_plan, state
 from tensorflux._src.compiler.cluster import Cluster
 from tensorflux._src.framework import errors
 
@@ -65,6 +65,9 @@ class Executable:
             wanted.update(r for r in (canonical.get(t, t) for t in op.inputs)
                           if r not in known and not r.dtype._is_ref_dtype
                           and step_of.get(r.op, i) != i)
+        # Variable reads that must happen at their consumer (compiler/state.py), over the
+        # whole run so that orderings across clusters count.
+        fresh = state.fresh_reads(run_ops, canonical)
         self.clusters = []
         for step in self.steps:
             if isinstance(step, run_plan.ClusterStep):
@@ -75,7 +78,7 @@ class Executable:
                                 r.op.op_def.is_variable]
                 step.cluster = Cluster(step.ops, inputs, exports, static, canonical, stats,
                                        compiler_options, extra_reads=fetched_vars,
-                                       device=step.device)
+                                       device=step.device, fresh_reads=fresh)
                 self.clusters.append(step.cluster)
         self.traced_ops = [op for c in self.clusters for op in c.ops]
         self.host_ops = [s.op for s in self.steps if isinstance(s, run_plan.HostStep)]
@@ -312,14 +315,22 @@ def _cluster_inputs(ops, fed, static, canonical, feed_tensors):
 
 
 def _run_host_step(op, env, static, canonical, session_state):
-    """One host op: its NumPy kernel, or its lowering evaluated eagerly (string ops)."""
+    """One host op: its NumPy kernel, its lowering evaluated eagerly (string ops), or a
+    control-flow construct run on concrete values (a loop whose shapes change)."""
     values = []
     for t in op.inputs:
+        if t.dtype._is_ref_dtype:
+            continue  # a construct's variables: it reads them from the session's store
         r = canonical.get(t, t)
         value = static[r] if r in static else env[r]
         values.append(value if isinstance(value, np.ndarray) else np.asarray(value))
+    if op.op_def.random and op.op_def.host is None:  # e.g. random_shuffle of strings
+        from tensorflux._src.compiler.cluster import prng_key
+        values.insert(0, prng_key(session_state.draw_keys([op])[0]))
     # Values are concrete here, so run-time checks and prints act at once.
-    if op.op_def.host is not None:
+    if op.op_def.functional:
+        outs = functional.run_on_host(op, values, session_state)
+    elif op.op_def.host is not None:
         outs = lowering.run_host_kernel(op, values, session_state)
     else:
         outs = lowering.fold_op(op, values, max_elements=None)

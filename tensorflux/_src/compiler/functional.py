@@ -71,6 +71,28 @@ def run(op, values, ref_values, key):
             None, op, f"{type(e).__name__}: {e}\n\t [[{{{{node {op.name}}}}}]]") from e
 
 
+def run_on_host(op, values, session_state):
+    """Runs a functional op outside any compiled cluster (a run-plan host step) on
+    concrete values: its variables come from, and go back to, the session's store, which
+    the run's clusters read and write around it."""
+    from tensorflux._src.compiler.cluster import prng_key
+    key = prng_key(session_state.draw_keys([op])[0]) if needs_key(op) else None
+    store = session_state.variables
+    refs = op._attrs["refs"]
+    # Under the lock for the whole construct: another thread's run could otherwise
+    # donate (free) a variable buffer this one is still reading.
+    with session_state.variables_lock:
+        missing = next((v for v in refs if v not in store), None)
+        if missing is not None:
+            raise errors.FailedPreconditionError(
+                None, op, f"Attempting to use uninitialized value {missing.name}\n\t "
+                f"[[{{{{node {op.name}}}}}]]")
+        outs, new_refs = run(op, values, [store[v] for v in refs], key)
+        for var, value in zip(op._attrs["body_writes_ordered"], new_refs):
+            store[var] = value
+    return [np.asarray(v) for v in outs]
+
+
 def cached_vjp(forward):
     scope = _scope()
     return scope.vjps.get(forward) if scope is not None else None
@@ -140,48 +162,70 @@ def _needed_ops(body, result_indices):
     return cache[key]
 
 
-def evaluate_body(body, params, captures, refs, key, result_indices=None):
-    """Runs a body once. captures: {tensor: value}; refs: {variable: value}.
+def body_state(body, result_indices):
+    """The state plan of the body ops the given results need (cached on the body): reads
+    not ordered after a write of this run of the body see the value it started with."""
+    cache = body.__dict__.setdefault("_state_cache", {})
+    key = tuple(result_indices)
+    if key not in cache:
+        cache[key] = state.plan_state(_needed_ops(body, key), [], carried=body.written)
+    return cache[key]
 
-    Returns (values of the selected results, refs after the body's assignments).
-    Ops run in creation order, so a read after an assignment in the body sees it.
+
+def evaluate_body(body, params, captures, refs, key, result_indices=None):
+    """Runs a body once. captures: {tensor: value}; refs: {variable: value} at its start.
+
+    Returns (values of the selected results, refs after the body's assignments). Reads
+    and updates of variables follow TF1's ordering rules (compiler/state.py): a read
+    sees a write of this run of the body when a dependency orders it after that write,
+    and a captured read of a variable the body writes sees the value the body started
+    with (in a loop: what earlier iterations left), not the value before the loop.
     """
-    indices = range(len(body.results)) if result_indices is None else result_indices
+    indices = tuple(range(len(body.results)) if result_indices is None else result_indices)
+    plan = body_state(body, indices)
     env = dict(captures)
     env.update(zip(body.params, params))
-    refs = dict(refs)
+    written = {}  # (writer op, variable) -> value
     with effects.in_body():
-        for i, op in enumerate(_needed_ops(body, tuple(indices))):
+        for op in _needed_ops(body, indices):
             if op.type == "_BodyParameter":
                 continue
             _check_runs_in_body(op, body)
             op_def = op.op_def
             values = []
-            for t in op.inputs:
-                if not t.dtype._is_ref_dtype:
+            for i, t in enumerate(op.inputs):
+                if (op, i) in plan.reads:
+                    values.append(state.input_value(plan, op, i, refs, written))
+                elif not t.dtype._is_ref_dtype:
                     values.append(env[t])
-                elif op_def.checks_initialized:
-                    values.append(np.bool_(True))  # the construct read it: it exists
+                elif op_def.checks_initialized:  # the construct got its value, or not
+                    values.append(np.bool_(not isinstance(refs.get(state.variable_of(t)),
+                                                          state.Uninitialized)))
                 else:
-                    values.append(refs[state.variable_of(t)])
+                    values.append(None)  # overwritten without being read
             op_key = jax.random.fold_in(key, op._id) if key is not None and needs_key(op) \
                 else None
             if op_def.functional:
                 n = op._attrs["n_values"]
                 outs, new_refs = run(op, values[:n], values[n:], op_key)
-                refs.update(zip(op._attrs["body_writes_ordered"], new_refs))
+                for var, value in zip(op._attrs["body_writes_ordered"], new_refs):
+                    written[(op, var)] = value
                 env.update(zip(op.outputs, outs))
                 continue
+            state.check_initialized(op, values)  # a variable missing from the store
             if op_def.random:
                 values.insert(0, op_key)
             if op_def.writes:
-                written = state.written_inputs(op)
-                new_values = lowering.lower_writer(op, values, written)
-                for ref, value in zip(written, new_values):
-                    refs[state.variable_of(ref)] = value
-                env[op.outputs[0]] = lowering.writer_output(new_values, written)
+                written_refs = state.written_inputs(op)
+                new_values = lowering.lower_writer(op, values, written_refs)
+                for ref, value in zip(written_refs, new_values):
+                    written[(op, state.variable_of(ref))] = value
+                env[op.outputs[0]] = lowering.writer_output(new_values, written_refs)
             else:
                 env.update(zip(op.outputs, lowering.lower_op(op, values)))
+    refs = dict(refs)
+    for var, writer in plan.final_writer.items():
+        refs[var] = written[(writer, var)]
     return [env[body.results[i]] for i in indices], refs
 
 

@@ -12,6 +12,7 @@ import jax
 import numpy as np
 
 from tensorflux._src.compiler import effects
+from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 
 # Static results up to this many elements are folded into constants; larger ones are
@@ -23,10 +24,36 @@ def _call_lower(op, inputs):
     op_def = op.op_def
     effects.set_current_op(op)
     kwargs = {k: op._attrs[k] for k in op_def.lower_attrs}
+    if op_def.strings_by_rank and any(_is_strings(v) for v in inputs):
+        return _lower_on_ranks(op, inputs, kwargs)
     out = op_def.lower(*inputs, **kwargs)
     if len(op_def.output_args) == 1 and not op_def.output_args[0].is_list:
         return [out]
     return list(out)
+
+
+def _is_strings(value) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype == object
+
+
+def _lower_on_ranks(op, inputs, kwargs):
+    """A `strings_by_rank` op on string tensors (numpy object arrays of bytes, on the
+    host): each string becomes its rank in the sorted strings of all string inputs, with
+    b"" (TF's zero string: padding, zeros_like) at rank 0, so moving, selecting and
+    comparing ranks is doing it to the strings; string outputs are mapped back."""
+    strings = [v for v in inputs if _is_strings(v)]
+    table = np.unique(np.concatenate([np.array([b""], dtype=object)]
+                                     + [v.reshape(-1) for v in strings]))
+    ranked = [np.searchsorted(table, v).astype(np.int32) if _is_strings(v) else v
+              for v in inputs]
+    # Type attrs naming the string dtype (T, dtype) now describe the int32 ranks.
+    kwargs = {k: (_dtypes.int32 if isinstance(v, _dtypes.DType) and v.base_dtype ==
+                  _dtypes.string else v) for k, v in kwargs.items()}
+    out = op.op_def.lower(*ranked, **kwargs)
+    outs = [out] if len(op.op_def.output_args) == 1 and not op.op_def.output_args[0].is_list \
+        else list(out)
+    return [table[np.asarray(v)] if t.dtype.base_dtype == _dtypes.string else v
+            for v, t in zip(outs, op.outputs)]
 
 
 def _check_outputs(op, outs):

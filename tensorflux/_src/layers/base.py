@@ -99,22 +99,19 @@ def constant_value(pred):
 
 
 def smart_cond(pred, true_fn, false_fn):
-    """`true_fn()` or `false_fn()` when `pred` is known now; otherwise both, selected by
-    `pred` at run time. (There is no `tf.cond` yet: the branches used by layers are
-    cheap and side-effect free, so selecting between them gives TF1's values.)"""
+    """`true_fn()` or `false_fn()` when `pred` is known now; otherwise `tf.cond`, as TF1's
+    smart_cond (so only the taken branch runs, and the result keeps the branches' static
+    shape whatever the shape of `pred`)."""
     value = constant_value(pred)
     if value is not None:
         return true_fn() if value else false_fn()
-    from tensorflux._src.ops.gather_ops import where_v2
+    from tensorflux._src.ops.control_flow_ops import cond
     pred = convert_to_tensor(pred)
     if pred.dtype.base_dtype != _dtypes.bool:
         raise TypeError(f"`training` must be a Python bool or a bool tensor; got a tensor of "
                         f"type {pred.dtype.base_dtype.name}")
     pred.shape.assert_is_compatible_with(tensor_shape.TensorShape([]))
-    true_value, false_value = true_fn(), false_fn()
-    if isinstance(true_value, (list, tuple)):  # e.g. fused_batch_norm's (y, mean, var)
-        return type(true_value)(where_v2(pred, t, f) for t, f in zip(true_value, false_value))
-    return where_v2(pred, true_value, false_value)
+    return cond(pred, true_fn, false_fn)
 
 
 # -- input specs ------------------------------------------------------------------------------

@@ -176,7 +176,8 @@ def _pack_shape(op):
 
 register(OpDef("Pack", inputs=("values: N * T",), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "axis": 0}, shape=_pack_shape,
-               lower=lambda *values, axis: jnp.stack(values, axis), grad=_g.pack_grad))
+               lower=lambda *values, axis: jnp.stack(values, axis), grad=_g.pack_grad,
+               strings_by_rank=True))
 
 
 def stack(values, axis=0, name="stack"):
@@ -240,8 +241,8 @@ def _unpack_lower(value, num, axis):
 
 
 register(OpDef("Unpack", inputs=("value: T",), outputs=("output: num * T",),
-               attrs={"T": ANY, "num": REQUIRED, "axis": 0}, shape=_unpack_shape,
-               lower=_unpack_lower, grad=_g.unpack_grad))
+               attrs={"T": _dtypes.ALL, "num": REQUIRED, "axis": 0}, shape=_unpack_shape,
+               lower=_unpack_lower, grad=_g.unpack_grad, strings_by_rank=True))
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
@@ -308,8 +309,8 @@ def _reshape_lower(tensor, shape):
 
 
 register(OpDef("Reshape", inputs=("tensor: T", "shape: Tshape"), outputs=("output: T",),
-               attrs={"T": ANY, "Tshape": _I}, shape=_reshape_shape, lower=_reshape_lower,
-               grad=_g.reshape_grad))
+               attrs={"T": _dtypes.ALL, "Tshape": _I}, shape=_reshape_shape, lower=_reshape_lower,
+               grad=_g.reshape_grad, strings_by_rank=True))
 
 
 def reshape(tensor, shape, name=None):
@@ -360,8 +361,9 @@ def _make_transpose_lower(op_type, conjugate):
 
 for _op_type, _conjugate in (("Transpose", False), ("ConjugateTranspose", True)):
     register(OpDef(_op_type, inputs=("x: T", "perm: Tperm"), outputs=("y: T",),
-                   attrs={"T": ANY, "Tperm": _I}, shape=_transpose_shape,
-                   lower=_make_transpose_lower(_op_type, _conjugate), grad=_g.transpose_grad))
+                   attrs={"T": _dtypes.ALL, "Tperm": _I}, shape=_transpose_shape,
+                   lower=_make_transpose_lower(_op_type, _conjugate), grad=_g.transpose_grad,
+                   strings_by_rank=True))
 
 
 def transpose(a, perm=None, name="transpose", conjugate=False):
@@ -422,8 +424,8 @@ def _expand_dims_lower(input, dim):  # noqa: A002
 
 
 register(OpDef("ExpandDims", inputs=("input: T", "dim: Tdim"), outputs=("output: T",),
-               attrs={"T": ANY, "Tdim": _I}, shape=_expand_dims_shape,
-               lower=_expand_dims_lower, grad=_g.reshape_grad))
+               attrs={"T": _dtypes.ALL, "Tdim": _I}, shape=_expand_dims_shape,
+               lower=_expand_dims_lower, grad=_g.reshape_grad, strings_by_rank=True))
 
 
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
@@ -479,8 +481,8 @@ def _squeeze_lower(input, squeeze_dims):  # noqa: A002
 
 
 register(OpDef("Squeeze", inputs=("input: T",), outputs=("output: T",),
-               attrs={"T": ANY, "squeeze_dims": ()}, shape=_squeeze_shape,
-               lower=_squeeze_lower, grad=_g.squeeze_grad))
+               attrs={"T": _dtypes.ALL, "squeeze_dims": ()}, shape=_squeeze_shape,
+               lower=_squeeze_lower, grad=_g.squeeze_grad, strings_by_rank=True))
 
 
 def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
@@ -549,8 +551,8 @@ def _concat_lower(*args):
 
 
 register(OpDef("ConcatV2", inputs=("values: N * T", "axis: Tidx"), outputs=("output: T",),
-               attrs={"T": ANY, "Tidx": _I}, shape=_concat_shape, lower=_concat_lower,
-               grad=_g.concat_grad))
+               attrs={"T": _dtypes.ALL, "Tidx": _I}, shape=_concat_shape, lower=_concat_lower,
+               grad=_g.concat_grad, strings_by_rank=True))
 
 
 def concat(values, axis, name="concat"):
@@ -590,8 +592,8 @@ def _tile_lower(input, multiples):  # noqa: A002
 
 
 register(OpDef("Tile", inputs=("input: T", "multiples: Tmultiples"), outputs=("output: T",),
-               attrs={"T": ANY, "Tmultiples": _I}, shape=_tile_shape, lower=_tile_lower,
-               grad=_g.tile_grad))
+               attrs={"T": _dtypes.ALL, "Tmultiples": _I}, shape=_tile_shape, lower=_tile_lower,
+               grad=_g.tile_grad, strings_by_rank=True))
 
 
 def tile(input, multiples, name=None):  # noqa: A002
@@ -639,26 +641,28 @@ def _mirror_pad_lower(input, paddings, mode):  # noqa: A002
 
 
 register(OpDef("Pad", inputs=("input: T", "paddings: Tpaddings"), outputs=("output: T",),
-               attrs={"T": ANY, "Tpaddings": _I}, shape=_pad_shape,
+               attrs={"T": _dtypes.ALL, "Tpaddings": _I}, shape=_pad_shape,
                lower=lambda input, paddings: jnp.pad(input, _paddings(paddings, "Pad", input)),
-               grad=_g.pad_grad))
+               grad=_g.pad_grad, strings_by_rank=True))
 register(OpDef("PadV2", inputs=("input: T", "paddings: Tpaddings", "constant_values: T"),
-               outputs=("output: T",), attrs={"T": ANY, "Tpaddings": _I}, shape=_pad_shape,
+               outputs=("output: T",), attrs={"T": _dtypes.ALL, "Tpaddings": _I}, shape=_pad_shape,
                # lax.pad takes the fill value as a (possibly traced) scalar
                lower=lambda input, paddings, constant_values: jax.lax.pad(
                    input, jnp.asarray(constant_values, input.dtype).reshape(()),
                    [(lo, hi, 0) for lo, hi in _paddings(paddings, "PadV2", input)]),
-               grad=_g.pad_grad))
+               grad=_g.pad_grad, strings_by_rank=True))
 register(OpDef("MirrorPad", inputs=("input: T", "paddings: Tpaddings"), outputs=("output: T",),
-               attrs={"T": ANY, "Tpaddings": _I, "mode": REQUIRED}, shape=_pad_shape,
-               lower=_mirror_pad_lower, grad=_g.mirror_pad_grad))
+               attrs={"T": _dtypes.ALL, "Tpaddings": _I, "mode": REQUIRED}, shape=_pad_shape,
+               lower=_mirror_pad_lower, grad=_g.mirror_pad_grad, strings_by_rank=True))
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
     """Pads `tensor` by `paddings[i] = [before, after]` in CONSTANT, REFLECT or SYMMETRIC mode."""
     mode = mode.upper()
     if mode == "CONSTANT":
-        if not isinstance(constant_values, Tensor) and np.all(np.equal(constant_values, 0)):
+        zero = np.asarray(constant_values)  # strings ("z") are never zero: PadV2
+        if (not isinstance(constant_values, Tensor) and zero.dtype.kind in "biufc"
+                and np.all(zero == 0)):
             return apply_op("Pad", name=name, input=tensor, paddings=paddings)
         return apply_op("PadV2", name=name, input=tensor, paddings=paddings,
                         constant_values=constant_values)
@@ -691,10 +695,10 @@ def _canonical_axes(axes, rank_, fail):
 
 
 register(OpDef("ReverseV2", inputs=("tensor: T", "axis: Tidx"), outputs=("output: T",),
-               attrs={"T": ANY, "Tidx": _I}, shape=_reverse_shape,
+               attrs={"T": _dtypes.ALL, "Tidx": _I}, shape=_reverse_shape,
                lower=lambda tensor, axis: jnp.flip(tensor, _canonical_axes(
                    static_input(axis, "ReverseV2", "axis"), tensor.ndim, kernel_error)),
-               grad=_g.reverse_grad))
+               grad=_g.reverse_grad, strings_by_rank=True))
 
 
 def reverse(tensor, axis, name=None):
@@ -736,8 +740,8 @@ def _broadcast_to_lower(input, shape):  # noqa: A002
 
 
 register(OpDef("BroadcastTo", inputs=("input: T", "shape: Tidx"), outputs=("output: T",),
-               attrs={"T": ANY, "Tidx": _I}, shape=_broadcast_to_shape,
-               lower=_broadcast_to_lower, grad=_g.broadcast_to_grad))
+               attrs={"T": _dtypes.ALL, "Tidx": _I}, shape=_broadcast_to_shape,
+               lower=_broadcast_to_lower, grad=_g.broadcast_to_grad, strings_by_rank=True))
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from tensorflux._src.compiler import functional
+from tensorflux._src.compiler import functional, state
+from tensorflux._src.compiler.state import aliased_variable
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
@@ -173,6 +175,8 @@ def _lower_if(op, values, ref_values, key):
 
     if functional.is_static(pred):  # known at compile time: only that branch is built
         return branch(true_body if bool(pred) else false_body)()
+    # Both branches are traced: each returns every variable either assigns.
+    state.check_initialized(op, [x for v, x in zip(refs, ref_values) if v in written])
     return jax.lax.cond(jnp.asarray(pred, bool), branch(true_body), branch(false_body))
 
 
@@ -361,7 +365,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                                  f"{result.dtype.base_dtype.name} after one iteration.")
             if not _shape_allows(invariant, result.shape):
                 raise ValueError(
-                    f"Input tensor '{init.name}' enters the loop with shape {invariant}, but "
+                    f"Input tensor '{init.name}' enters the loop with shape {init.shape}, but "
                     f"has shape {result.shape} after one iteration. To allow the shape to vary "
                     f"across iterations, use the `shape_invariants` argument of tf.while_loop "
                     f"to specify a less-specific shape.")
@@ -371,12 +375,31 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                              [t.dtype.base_dtype for t in inits], invariants,
                              {"body": loop, "n_loop_vars": len(inits),
                               "has_maximum_iterations": max_iter is not None,
-                              "back_prop": bool(back_prop)}, "While")
+                              "back_prop": bool(back_prop),
+                              "host_loop": any(_changes_shape(t.shape, r.shape, s) for t, r, s
+                                               in zip(inits, flat_results, invariants))},
+                             "While")
         from tensorflux._src.ops.array_ops import identity
         outs = [identity(t, name="Exit") for t in op.outputs]
         if not return_same_structure and len(outs) == 1:
             return outs[0]
         return pack(treedef, outs)
+
+
+def _changes_shape(init, result, invariant) -> bool:
+    """Whether a loop variable may change shape across iterations: its invariant is less
+    specific than the shape it enters with, and its shape after one iteration is not
+    known to be that shape. XLA's loops keep shapes fixed, so such a loop runs on the
+    host (see _lower_while)."""
+    if _same_shape(invariant, init):
+        return False
+    return not (_same_shape(result, init) and result.is_fully_defined())
+
+
+def _same_shape(a, b) -> bool:
+    if a.ndims is None or b.ndims is None:
+        return a.ndims is None and b.ndims is None
+    return a.as_list() == b.as_list()
 
 
 def _invariants(shape_invariants, inits):
@@ -408,6 +431,7 @@ def _lower_while(op, values, ref_values, key):
     refs, written = op._attrs["refs"], op._attrs["body_writes_ordered"]
     read_only = {v: x for v, x in zip(refs, ref_values) if v not in written}
     written_start = [x for v, x in zip(refs, ref_values) if v in written]
+    state.check_initialized(op, written_start)  # a loop carries what it assigns
     body_results = list(range(1, n + 1))
 
     def ref_env(written_values):
@@ -427,6 +451,30 @@ def _lower_while(op, values, ref_values, key):
         return functional.cast_like(outs, op.outputs), [new_refs[v] for v in written]
 
     start = (functional.cast_like(inits, op.outputs), written_start)
+    if op._attrs.get("host_loop") or not _keeps_shapes(op, step, start):
+        # Loop variables change shape across iterations (shape_invariants allow it): no
+        # XLA loop can carry them. A host loop (a HostStep, values concrete) iterates in
+        # Python, as TF1's executor does; a compiled one with a static trip count is
+        # unrolled, each iteration with its own shapes.
+        if functional.differentiating(op):
+            raise errors.InvalidArgumentError(
+                None, op, f"Cannot compute the gradient of tf.while_loop '{op.name}': its "
+                f"loop variables change shape across iterations.\n\t [[{{{{node {op.name}}}}}]]")
+        if op._attrs.get("host_loop"):
+            return _host_iterations(step, keep_going, start, max_iter)
+        trips = static_trip_count(op, inits, captures, max_iter)
+        if trips is None:
+            raise errors.UnimplementedError(
+                None, op, f"The loop variables of tf.while_loop '{op.name}' change shape "
+                f"across iterations, which a compiled loop cannot do unless its trip count "
+                f"is known before it runs; give the changing loop variables shape_invariants "
+                f"less specific than the shapes they enter the loop with (such a loop runs on "
+                f"the host).\n\t "
+                f"[[{{{{node {op.name}}}}}]]")
+        carry = start
+        for i in range(trips):
+            carry = step(*carry, np.int32(i))
+        return carry
     trips = static_trip_count(op, inits, captures, max_iter)
     if trips is not None:
         if trips == 0:
@@ -465,6 +513,24 @@ def _lower_while(op, values, ref_values, key):
     return final, final_refs
 
 
+def _host_iterations(step, keep_going, start, max_iter):
+    """The loop on concrete values, iteration by iteration (body ops run eagerly)."""
+    carry, i = start, 0
+    while (max_iter is None or i < int(max_iter)) and bool(keep_going(*carry)):
+        carry = step(*carry, np.int32(i))
+        i += 1
+    return carry
+
+
+def _keeps_shapes(op, step, start):
+    """Whether one iteration returns loop variables of the shapes they entered with
+    (asked only when an invariant leaves dimensions unknown)."""
+    if all(t.shape.is_fully_defined() for t in op.outputs):
+        return True
+    out = jax.eval_shape(lambda carry: step(*carry, jnp.int32(0)), start)
+    return all(np.shape(a) == tuple(b.shape) for a, b in zip(start[0], out[0]))
+
+
 register(OpDef("While", inputs=("input: list(Tin)",), outputs=("output: list(Tout)",),
                shape=_functional_shapes, lower=_lower_while, grad=functional_grad,
                functional=True))
@@ -483,6 +549,7 @@ def _trip_dependencies(op):
         return cached
     param_index = {p: i for i, p in enumerate(loop.params)}
     mine = set(loop.ops)
+    written = set(loop.written)
 
     def params_of(tensor):
         found, seen, stack = set(), set(), [tensor.op]
@@ -496,8 +563,9 @@ def _trip_dependencies(op):
             for t in o.outputs:
                 if t in param_index:
                     found.add(param_index[t])
-            if any(t.dtype._is_ref_dtype for t in o.inputs):
-                return None
+            if any(t.dtype._is_ref_dtype or aliased_variable(t)[0] in written
+                   for t in o.inputs):
+                return None  # reads a variable (one the loop assigns, if only a capture)
             stack.extend(t.op for t in o.inputs)
             stack.extend(o._control_inputs)
         return found

@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from tensorflux._src.compiler import functional
+from tensorflux._src.compiler import functional, state
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
@@ -37,6 +37,7 @@ def _lower_scan(op, values, ref_values, key):
     refs, written = op._attrs["refs"], op._attrs["body_writes_ordered"]
     read_only = {v: x for v, x in zip(refs, ref_values) if v not in written}
     written_start = [x for v, x in zip(refs, ref_values) if v in written]
+    state.check_initialized(op, written_start)  # a loop carries what it assigns
     length = elems[0].shape[0]
 
     def step(carry, x):

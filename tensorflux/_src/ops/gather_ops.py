@@ -166,8 +166,8 @@ def _gather_grad(op, dy):
 
 register(OpDef("GatherV2", inputs=("params: Tparams", "indices: Tindices", "axis: Taxis"),
                outputs=("output: Tparams",),
-               attrs={"Tparams": ANY, "Tindices": _I, "Taxis": _I, "batch_dims": 0},
-               shape=_gather_shape, lower=_gather_lower, grad=_gather_grad))
+               attrs={"Tparams": _dtypes.ALL, "Tindices": _I, "Taxis": _I, "batch_dims": 0},
+               shape=_gather_shape, lower=_gather_lower, grad=_gather_grad, strings_by_rank=True))
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
@@ -211,10 +211,10 @@ def _gather_nd_lower(params, indices):
 
 
 register(OpDef("GatherNd", inputs=("params: Tparams", "indices: Tindices"),
-               outputs=("output: Tparams",), attrs={"Tparams": ANY, "Tindices": _I},
+               outputs=("output: Tparams",), attrs={"Tparams": _dtypes.ALL, "Tindices": _I},
                shape=_gather_nd_shape, lower=_gather_nd_lower,
                grad=lambda op, dy: [scatter_nd(op.inputs[1], dy, _shape_op(
-                   op.inputs[0], out_type=op.inputs[1].dtype)), None]))
+                   op.inputs[0], out_type=op.inputs[1].dtype)), None], strings_by_rank=True))
 
 
 def gather_nd(params, indices, name=None, batch_dims=0):
@@ -398,12 +398,13 @@ def _select_v2_grad(op, dy):
 
 
 register(OpDef("Select", inputs=("condition: bool", "t: T", "e: T"), outputs=("output: T",),
-               attrs={"T": ANY}, shape=_select_shape, lower=_select_lower, grad=_select_grad))
+               attrs={"T": _dtypes.ALL}, shape=_select_shape, lower=_select_lower,
+               grad=_select_grad, strings_by_rank=True))
 register(OpDef("SelectV2", inputs=("condition: bool", "t: T", "e: T"), outputs=("output: T",),
-               attrs={"T": ANY},
+               attrs={"T": _dtypes.ALL},
                shape=lambda op: broadcast(broadcast(op.inputs[0].shape, op.inputs[1].shape),
                                           op.inputs[2].shape),
-               lower=jnp.where, grad=_select_v2_grad))
+               lower=jnp.where, grad=_select_v2_grad, strings_by_rank=True))
 
 
 def _one_argument_form(x, y):

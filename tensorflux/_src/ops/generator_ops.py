@@ -48,8 +48,8 @@ def _fill_lower(dims, value):
 
 
 register(OpDef("Fill", inputs=("dims: index_type", "value: T"), outputs=("output: T",),
-               attrs={"T": ANY, "index_type": _dtypes.INDEX}, shape=_fill_shape,
-               lower=_fill_lower, grad=_fill_grad))
+               attrs={"T": _dtypes.ALL, "index_type": _dtypes.INDEX}, shape=_fill_shape,
+               lower=_fill_lower, grad=_fill_grad, strings_by_rank=True))
 
 
 def fill(dims, value, name=None):

@@ -67,7 +67,8 @@ def _binary(op_type, lower, dtypes, out="z: T", inputs=("x: T", "y: T"), grad=No
     # Comparisons (bool outputs) have no gradient in TF: NotDifferentiable, not missing.
     register(OpDef(op_type, inputs=inputs, outputs=(out,), attrs={"T": dtypes},
                    shape=broadcast_binary, lower=lower, grad=grad,
-                   not_differentiable=not_differentiable or out.endswith("bool")))
+                   not_differentiable=not_differentiable or out.endswith("bool"),
+                   strings_by_rank=_dtypes.string in dtypes))
 
 
 def _is_int(x):
@@ -139,8 +140,9 @@ _binary("Polygamma", _polygamma, (_d.float32, _d.float64), inputs=("a: T", "x: T
         grad=_g.polygamma_grad)
 
 # -- comparisons and logic: no gradients --------------------------------------------------
-_binary("Equal", jnp.equal, EQUALITY, out="z: bool")  # + string in TF (no XLA kernel)
-_binary("NotEqual", jnp.not_equal, EQUALITY, out="z: bool")
+# Strings compare on the host, by rank (OpDef.strings_by_rank).
+_binary("Equal", jnp.equal, EQUALITY + (_d.string,), out="z: bool")
+_binary("NotEqual", jnp.not_equal, EQUALITY + (_d.string,), out="z: bool")
 _binary("Less", jnp.less, _d.REAL, out="z: bool")
 _binary("LessEqual", jnp.less_equal, _d.REAL, out="z: bool")
 _binary("Greater", jnp.greater, _d.REAL, out="z: bool")

@@ -20,7 +20,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.shape_fns import unchanged
+from tensorflux._src.ops.shape_fns import broadcast, unchanged
 
 __all__ = ["relu", "softmax", "log_softmax", "bias_add", "softmax_cross_entropy_with_logits",
            "softmax_cross_entropy_with_logits_v2", "sparse_softmax_cross_entropy_with_logits",
@@ -114,26 +114,39 @@ def log_softmax(logits, axis=None, name=None, dim=None):
 
 # -- cross entropy ----------------------------------------------------------------------------
 def _xent_shape(op):
-    logits, labels = op.inputs[0].shape.with_rank(2), op.inputs[1].shape.with_rank(2)
-    if not logits.is_compatible_with(labels):
-        raise ValueError(f"logits and labels must be same size: logits_size={logits} "
-                         f"labels_size={labels}")
-    both = logits.merge_with(labels)
+    # TF's rule: logits and labels broadcast (the kernel broadcasts, e.g. one row of
+    # labels against a batch) to a matrix; an input of unknown rank counts as a matrix
+    # when the other one is. (Where TF merges a size-1 row with an unknown one, the
+    # unknown size is kept: the kernel's result has the broadcast size.)
+    logits, labels = op.inputs[0].shape, op.inputs[1].shape
+    matrix = TensorShape([None, None])
+    if logits.ndims is None and labels.ndims in (None, 2):
+        logits = matrix
+    if labels.ndims is None and logits.ndims == 2:
+        labels = matrix
+    both = broadcast(logits, labels)
+    if both.ndims is None:
+        raise ValueError("Shape must be broadcasted with rank 2, but is rank is unknown.")
+    if both.ndims != 2:
+        raise ValueError(f"Shape must be broadcasted with rank 2, but is rank {both.ndims}")
     return [TensorShape([both[0]]), both]
 
 
 def _xent_lower(features, labels):
+    features, labels = jnp.broadcast_arrays(features, labels)
     log_p = jax.nn.log_softmax(features, axis=-1)
     loss = -jnp.sum(labels * log_p, axis=-1)
     return loss, jnp.exp(log_p) - labels
 
 
 def _xent_grad(op, dloss, dbackprop):
+    from tensorflux._src.autodiff.grad_helpers import unbroadcast
     from tensorflux._src.ops import array_ops
     d = array_ops.expand_dims(dloss, -1)
     grad_logits = d * op.outputs[1]
     grad_labels = d * -apply_op("LogSoftmax", logits=op.inputs[0])
-    return [grad_logits, grad_labels]
+    # Sum over the rows a broadcast input was repeated to.
+    return [unbroadcast(grad_logits, op.inputs[0]), unbroadcast(grad_labels, op.inputs[1])]
 
 
 register(OpDef(
@@ -143,10 +156,29 @@ register(OpDef(
 ))
 
 
+def _flatten_outer_dims(x):
+    """[d0, ..., dn-1, classes] -> [d0 * ... * dn-1, classes], keeping known sizes."""
+    from tensorflux._src.ops import array_ops
+    shape = x.shape
+    if shape.ndims == 2:
+        return x
+    flat = array_ops.reshape(x, array_ops.concat([[-1], array_ops.shape(x)[-1:]], 0))
+    if shape.ndims is not None:
+        outer = shape[:-1]
+        flat.set_shape([outer.num_elements() if outer.is_fully_defined() else None,
+                        shape[-1].value])
+    return flat
+
+
 def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, axis=-1,
                                          name=None, dim=None):
-    """-sum(labels * log_softmax(logits)) along `axis`; gradients flow into labels too."""
-    from tensorflux._src.ops import array_ops
+    """-sum(labels * log_softmax(logits)) along `axis`; gradients flow into labels too.
+
+    As TF 1.15: labels are cast to the logits' dtype (float16/bfloat16 logits are computed
+    in float32), both are flattened to [rows, classes] separately, and the op broadcasts
+    them, so labels of shape [1, batch, classes] or [classes] against [batch, classes]
+    logits give one loss per logits row."""
+    from tensorflux._src.ops import array_ops, math_ops
     if _sentinel is not None:
         raise ValueError("Only call `softmax_cross_entropy_with_logits_v2` with named "
                          "arguments (labels=..., logits=..., ...)")
@@ -155,33 +187,43 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
     axis = dim if dim is not None else axis
     with _graph.name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
         logits = convert_to_tensor(logits, name="logits")
-        labels = convert_to_tensor(labels, name="labels", dtype=logits.dtype.base_dtype)
+        labels = convert_to_tensor(labels, name="labels")
+        input_dtype = logits.dtype.base_dtype
+        low_precision = input_dtype in (_dtypes.float16, _dtypes.bfloat16)
+        precise = math_ops.cast(logits, _dtypes.float32) if low_precision else logits
+        if labels.dtype.base_dtype != precise.dtype.base_dtype:
+            labels = math_ops.cast(labels, precise.dtype.base_dtype)
         rank = logits.shape.ndims
         if rank is None:
             raise ValueError("softmax_cross_entropy_with_logits needs logits of known rank")
         if axis not in (-1, rank - 1):
             perm = list(range(rank))
             perm[axis], perm[-1] = perm[-1], perm[axis]
-            logits = array_ops.transpose(logits, perm)
+            precise = array_ops.transpose(precise, perm)
             labels = array_ops.transpose(labels, perm)
-        if rank == 2:
-            loss, _ = apply_op("SoftmaxCrossEntropyWithLogits", name=scope, features=logits,
+        if rank == 2 and labels.shape.ndims == 2 and not low_precision:
+            loss, _ = apply_op("SoftmaxCrossEntropyWithLogits", name=scope, features=precise,
                                labels=labels)
             return loss
-        # The op takes matrices: flatten leading dims, then restore them.
-        batch_shape = array_ops.shape(logits)[:-1] if rank > 1 else None
-        flat_logits = array_ops.reshape(logits, [-1, array_ops.shape(logits)[-1]])
-        flat_labels = array_ops.reshape(labels, [-1, array_ops.shape(labels)[-1]])
-        loss, _ = apply_op("SoftmaxCrossEntropyWithLogits", features=flat_logits,
-                           labels=flat_labels)
-        if batch_shape is None:
-            return array_ops.reshape(loss, [], name=scope)
-        return array_ops.reshape(loss, batch_shape, name=scope)
+        loss, _ = apply_op("SoftmaxCrossEntropyWithLogits",
+                           features=_flatten_outer_dims(precise),
+                           labels=_flatten_outer_dims(labels))
+        # One loss per logits row: the logits' shape without the class axis.
+        batch_shape = precise.shape[:-1]
+        if batch_shape.is_fully_defined():
+            target = batch_shape.as_list() if rank > 1 else []
+        else:
+            target = array_ops.shape(precise)[:-1]
+        if low_precision:
+            loss = array_ops.reshape(loss, target)
+            return math_ops.cast(loss, input_dtype, name=scope)
+        return array_ops.reshape(loss, target, name=scope)
 
 
 def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,
                                       name=None, axis=None):
-    """TF1's v1: like v2, but no gradient flows into labels."""
+    """TF1's v1: like v2 (labels cast to the logits' dtype, broadcast rows), but no
+    gradient flows into labels."""
     from tensorflux._src.autodiff.gradients import stop_gradient
     if _sentinel is not None:
         raise ValueError("Only call `softmax_cross_entropy_with_logits` with named arguments "

@@ -128,10 +128,10 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
 # -- RandomShuffle ---------------------------------------------------------------------------
 register(OpDef(
     "RandomShuffle", inputs=("value: T",), outputs=("output: T",),
-    attrs={"T": _dtypes.NUMBERS + (_dtypes.bool,), "seed": 0, "seed2": 0}, shape=unchanged,
+    attrs={"T": _dtypes.ALL, "seed": 0, "seed2": 0}, shape=unchanged,
     lower=lambda key, value: value if value.ndim == 0 else jax.random.permutation(
         key, value, axis=0, independent=False),
-    random=True, not_differentiable=True,
+    random=True, not_differentiable=True, strings_by_rank=True,  # file names, say
 ))
 
 

@@ -96,6 +96,11 @@ class OpDef:
     uses_session: the host kernel also gets `session_state=`, the Session's
               `SessionState`, for resources that live as long as the Session
               (tf.data iterators, queues).
+    strings_by_rank: `lower` only moves, selects, compares or zero-fills the elements of
+              its inputs (reshape, gather, concat, equal...). Given string tensors (as
+              TF allows for such ops) it runs on the host, on each string's rank in the
+              sorted strings of its inputs (b"" ranking 0), and string outputs are mapped
+              back: the numeric lowering serves strings too (compiler/lowering.py).
     """
 
     name: str
@@ -114,6 +119,7 @@ class OpDef:
     random: bool = False
     host: Callable | None = None
     uses_session: bool = False
+    strings_by_rank: bool = False
     functional: bool = False
     # XLA:CPU compiles this op faster with library (YNN) dot fusion; see compiler/options.py.
     xla_cpu_library_fusion: bool = False

@@ -47,9 +47,9 @@ def _grad(op, dy):
 
 register(OpDef("ReverseSequence", inputs=("input: T", "seq_lengths: Tlen"),
                outputs=("output: T",),
-               attrs={"T": _dtypes.NUMBERS + (_dtypes.bool,), "Tlen": _dtypes.INDEX,
+               attrs={"T": _dtypes.ALL, "Tlen": _dtypes.INDEX,
                       "seq_dim": REQUIRED, "batch_dim": 0},
-               shape=_shape, lower=_lower, grad=_grad))
+               shape=_shape, lower=_lower, grad=_grad, strings_by_rank=True))
 
 
 def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None,

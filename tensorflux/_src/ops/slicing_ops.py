@@ -121,8 +121,8 @@ def _slice_grad(op, dy):
 
 
 register(OpDef("Slice", inputs=("input: T", "begin: Index", "size: Index"),
-               outputs=("output: T",), attrs={"T": ANY, "Index": _I},
-               shape=_slice_shape, lower=_slice_lower, grad=_slice_grad))
+               outputs=("output: T",), attrs={"T": _dtypes.ALL, "Index": _I},
+               shape=_slice_shape, lower=_slice_lower, grad=_slice_grad, strings_by_rank=True))
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF's public name
@@ -324,12 +324,11 @@ register(OpDef(
     "StridedSlice",
     inputs=("input: T", "begin: Index", "end: Index", "strides: Index"),
     outputs=("output: T",),
-    attrs={"T": ANY, "Index": _I, "begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0,
+    attrs={"T": _dtypes.ALL, "Index": _I, "begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0,
            "new_axis_mask": 0, "shrink_axis_mask": 0},
     shape=_strided_slice_shape,
     lower=_strided_slice_lower,
-    grad=_strided_slice_grad,
-))
+    grad=_strided_slice_grad, strings_by_rank=True))
 register(OpDef(
     "StridedSliceGrad",
     inputs=("shape: Index", "begin: Index", "end: Index", "strides: Index", "dy: T"),
@@ -399,8 +398,10 @@ def _split_lower(split_dim, value, num_split):
 
 
 register(OpDef("Split", inputs=("split_dim: int32", "value: T"), outputs=("output: num_split * T",),
-               attrs={"T": ANY, "num_split": REQUIRED}, shape=_split_shape, lower=_split_lower,
-               grad=lambda op, *dys: [None, _array_ops.concat(list(dys), op.inputs[0])]))
+               attrs={"T": _dtypes.ALL, "num_split": REQUIRED}, shape=_split_shape,
+               lower=_split_lower,
+               grad=lambda op, *dys: [None, _array_ops.concat(list(dys), op.inputs[0])],
+               strings_by_rank=True))
 
 
 def _resolve_sizes(sizes, total, fail):
@@ -445,9 +446,10 @@ def _split_v_lower(value, size_splits, split_dim):
 
 register(OpDef("SplitV", inputs=("value: T", "size_splits: Tlen", "split_dim: int32"),
                outputs=("output: num_split * T",),
-               attrs={"T": ANY, "Tlen": _I, "num_split": REQUIRED}, shape=_split_v_shape,
+               attrs={"T": _dtypes.ALL, "Tlen": _I, "num_split": REQUIRED}, shape=_split_v_shape,
                lower=_split_v_lower,
-               grad=lambda op, *dys: [_array_ops.concat(list(dys), op.inputs[2]), None, None]))
+               grad=lambda op, *dys: [_array_ops.concat(list(dys), op.inputs[2]), None, None],
+               strings_by_rank=True))
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):

@@ -153,10 +153,13 @@ class RMSPropOptimizer(Optimizer):
 
     def _create_slots(self, var_list):
         for v in var_list:
+            # TF1's creation order and names: rms `w/RMSProp`, then (centered) mg
+            # `w/RMSProp_1`, then momentum `w/RMSProp_2` (`w/RMSProp_1` when not centered),
+            # so checkpoints map each slot to TF1's variable of the same name.
             self._slot_variable(v, init_ops.ones_initializer(), "rms", self._name)
             if self._centered:
-                self._zeros_slot(v, "mg", self._name + "_2")
-            self._zeros_slot(v, "momentum", self._name + "_1")
+                self._zeros_slot(v, "mg", self._name)
+            self._zeros_slot(v, "momentum", self._name)
 
     def _prepare(self):
         self._lr_t = self._hyper(self._lr, "learning_rate")

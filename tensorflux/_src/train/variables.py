@@ -268,6 +268,17 @@ class Variable(metaclass=_CreatedThroughCreators):
         with _graph.name_scope("Read"):
             return array_ops.identity(self._variable, name="read")
 
+    def initialized_value(self):
+        """The variable's value once initialized: its current value if it is initialized
+        when this runs, else its initial value (TF1's cond), so another variable can be
+        initialized from it in the same run as this one: `tf.Variable(w.initialized_value()
+        * 2)` with `tf.global_variables_initializer()`."""
+        from tensorflux._src.ops.control_flow_ops import cond
+        graph = _graph.get_default_graph()
+        with outside_bodies(graph), _graph.control_dependencies(None):  # TF1's init_scope
+            return cond(state_ops.is_variable_initialized(self._variable), self.read_value,
+                        lambda: self._initial_value)
+
     def eval(self, session=None):
         return self._snapshot.eval(session=session)
 
