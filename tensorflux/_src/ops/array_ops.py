@@ -660,9 +660,10 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
     """Pads `tensor` by `paddings[i] = [before, after]` in CONSTANT, REFLECT or SYMMETRIC mode."""
     mode = mode.upper()
     if mode == "CONSTANT":
-        zero = np.asarray(constant_values)  # strings ("z") are never zero: PadV2
-        if (not isinstance(constant_values, Tensor) and zero.dtype.kind in "biufc"
-                and np.all(zero == 0)):
+        # A tensor or a string ("z") value needs PadV2; a Python/numpy zero is Pad.
+        if not isinstance(constant_values, Tensor) and \
+                np.asarray(constant_values).dtype.kind in "biufc" and \
+                np.all(np.asarray(constant_values) == 0):
             return apply_op("Pad", name=name, input=tensor, paddings=paddings)
         return apply_op("PadV2", name=name, input=tensor, paddings=paddings,
                         constant_values=constant_values)
