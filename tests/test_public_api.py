@@ -77,3 +77,14 @@ def test_issue_19_aliases_across_namespaces():
     assert tf.manip.roll is tf.roll
     versions = tf.get_default_graph().graph_def_versions
     assert (versions.producer, versions.min_consumer) == (134, 0)  # TF 1.15.0's GraphDef
+
+
+def test_import_leaves_heavy_libraries_unloaded():
+    # scipy.stats (sobol_sample) and unittest/absltest (tf.test) cost half a second and
+    # tens of MB; programs that never use them should not pay for them.
+    code = ("import sys, tensorflux\n"
+            "print(sorted(m for m in ('scipy.stats', 'unittest.mock', 'absl.testing',"
+            " 'matplotlib', 'farmhash') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"

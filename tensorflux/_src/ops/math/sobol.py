@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import warnings
 
-from scipy.stats import qmc
-
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_shape import TensorShape
@@ -31,6 +29,8 @@ _INT32_MAX = 2 ** 31 - 1
 
 def sobol_points(dim, num_results, skip, dtype):
     """Sobol points skip + 1 ... skip + num_results of `dim` dimensions."""
+    # scipy.stats takes half a second and 60 MB to import: only programs that sample do.
+    from scipy.stats import qmc
     # 32 bits cover every index TF allows (skip + num_results < 2^31), and an unscrambled
     # point is the same fraction whatever the number of bits beyond those it needs.
     engine = qmc.Sobol(dim, scramble=False, bits=32)
