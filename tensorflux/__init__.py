@@ -53,8 +53,8 @@ from tensorflux._src.train.variable_scope import *  # noqa: F401,F403
 from tensorflux._src.ops.init_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.decomposition_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.clip_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.debug_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.check_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.debug.debug_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.debug.check_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.script_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.host_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.string_ops import *  # noqa: F401,F403

@@ -11,7 +11,8 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import array_ops, check_ops, math_ops, reduce_ops
+from tensorflux._src.ops import array_ops, math_ops, reduce_ops
+from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops.array.shapes import broadcast_static_shape
 
 with_dependencies = check_ops._with_dependencies  # TF's control_flow_ops.with_dependencies

@@ -59,7 +59,7 @@ def tf_assert(cond, message):
     """TF's polymorphic _assert: a Python condition is checked now (ValueError), a tensor
     one becomes an Assert op to depend on."""
     if is_tensor(cond):
-        from tensorflux._src.ops.debug_ops import Assert
+        from tensorflux._src.ops.debug.debug_ops import Assert
         return [Assert(cond, [message])]
     if not cond:
         raise ValueError(message)

@@ -85,7 +85,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None,
                           capacity=32, shared_name=None, name=None, cancel_op=None):
     """A queue of filenames (or any strings) for a reader, `num_epochs` times over."""
-    from tensorflux._src.ops import array_ops, debug_ops, math_ops
+    from tensorflux._src.ops import array_ops, math_ops
+    from tensorflux._src.ops.debug import debug_ops
     not_null_err = "string_input_producer requires a non-null input tensor"
     if not isinstance(string_tensor, Tensor) and not len(string_tensor):
         raise ValueError(not_null_err)

@@ -24,7 +24,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.layers.weights_util import remove_squeezable_dimensions
 from tensorflux._src.ops import array_ops as A
-from tensorflux._src.ops import check_ops
+from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops import generator_ops as Gen
 from tensorflux._src.ops import math_ops as M
 from tensorflux._src.ops import reduce_ops as R

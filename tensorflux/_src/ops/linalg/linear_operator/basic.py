@@ -12,7 +12,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops import math_ops
 from tensorflux._src.ops.array_ops import concat, expand_dims, shape
-from tensorflux._src.ops.check_ops import assert_equal, assert_positive
+from tensorflux._src.ops.debug.check_ops import assert_equal, assert_positive
 from tensorflux._src.ops.generator_ops import eye, ones, zeros
 from tensorflux._src.ops.linalg.diag_ops import (
     matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,
@@ -44,7 +44,7 @@ def assert_no_entries_with_modulus_zero(x, message=None):
     x = convert_to_tensor(x, name="x")
     if x.dtype.is_complex:
         x = math_ops.abs(x)
-    from tensorflux._src.ops.check_ops import assert_none_equal
+    from tensorflux._src.ops.debug.check_ops import assert_none_equal
     return assert_none_equal(x, math_ops.cast(0, x.dtype), message=message)
 
 

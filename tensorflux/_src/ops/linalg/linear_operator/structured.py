@@ -18,7 +18,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops import math_ops
 from tensorflux._src.ops.array_ops import concat, reshape, reverse, shape, stack, transpose
-from tensorflux._src.ops.check_ops import assert_equal
+from tensorflux._src.ops.debug.check_ops import assert_equal
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.gather_ops import gather, one_hot
 from tensorflux._src.ops.generator_ops import ones, ones_like, range as tf_range
