@@ -18,7 +18,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops import array_ops, math_ops
 from tensorflux._src.ops.array_ops import dims_str, kernel_error, with_rank, with_rank_at_least
-from tensorflux._src.ops.image_ops import (
+from tensorflux._src.ops.image.image_ops import (
     convert_image_dtype, numpy_as_tensor, tf_assert, with_dependencies)
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
