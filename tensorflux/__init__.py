@@ -37,7 +37,7 @@ from tensorflux._src.ops.array_ops import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.control_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.control_flow_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.functional_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.random_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.random.random_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.state_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.gather_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.generator_ops import *  # noqa: F401,F403
@@ -114,7 +114,7 @@ from tensorflux._src.ops.nn_ops import log_sigmoid  # noqa: F401,E402
 
 # Random numbers: tf.random, tf.distributions, tf.initializers.
 from tensorflux._src.framework.random_seed import get_seed  # noqa: F401,E402
-from tensorflux._src.ops.stateless_random_v2 import random_index_shuffle  # noqa: F401,E402
+from tensorflux._src.ops.random.stateless_random_v2 import random_index_shuffle  # noqa: F401,E402
 from tensorflux._src.ops.table_init import *  # noqa: F401,F403,E402
 from tensorflux import distributions, initializers, random  # noqa: F401,E402
 

@@ -22,7 +22,7 @@ from tensorflux._src.ops.image.image_resize import (  # noqa: F401
     ResizeMethod, resize_area, resize_bicubic, resize_bilinear, resize_image_with_pad,
     resize_images, resize_nearest_neighbor,
 )
-from tensorflux._src.ops.random_ops import random_crop  # noqa: F401
+from tensorflux._src.ops.random.random_ops import random_crop  # noqa: F401
 
 # TF1.15's other names for the same functions.
 resize = resize_images

@@ -586,7 +586,8 @@ def _noise_shape(x, noise_shape):
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """Zeroes each element with probability `rate` (= 1 - keep_prob) and scales the rest by
     1 / (1 - rate). `noise_shape` (broadcastable to x) shares keep/drop decisions."""
-    from tensorflux._src.ops import math_ops, random_ops
+    from tensorflux._src.ops import math_ops
+    from tensorflux._src.ops.random import random_ops
     from tensorflux._src.ops.shape_fns import static_value
     try:
         keep = 1. - keep_prob if keep_prob is not None else None

@@ -58,7 +58,7 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
                    seed=None, capacity=32, shared_name=None, summary_name=None, name=None,
                    cancel_op=None):
     """A FIFOQueue of the rows of `input_tensor` (shuffled each epoch if `shuffle`)."""
-    from tensorflux._src.ops import random_ops
+    from tensorflux._src.ops.random import random_ops
     with _graph.name_scope(name or "input_producer") as scope:
         input_tensor = convert_to_tensor(input_tensor, name="input_tensor")
         element_shape = input_tensor.shape[1:].merge_with(

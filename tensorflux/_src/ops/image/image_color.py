@@ -291,7 +291,7 @@ def adjust_gamma(image, gamma=1, gain=1):
 
 
 def _uniform(low, high, seed):
-    from tensorflux._src.ops.random_ops import random_uniform
+    from tensorflux._src.ops.random.random_ops import random_uniform
     return random_uniform([], low, high, seed=seed)
 
 

@@ -144,7 +144,7 @@ def flip_up_down(image):
 
 def _random_flip(image, axis, seed, scope_name):
     from tensorflux._src.ops.control_flow_ops import cond
-    from tensorflux._src.ops.random_ops import random_uniform
+    from tensorflux._src.ops.random.random_ops import random_uniform
     with _graph.name_scope(None, scope_name, [image]) as scope:
         image = check_at_least_3d(convert_to_tensor(image, name="image"))
 

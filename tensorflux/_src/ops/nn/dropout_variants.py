@@ -66,7 +66,7 @@ def general_dropout(x, rate, uniform_sampler, noise_shape=None, name=None):
 def stateless_dropout(x, rate, seed, rng_alg=None, noise_shape=None, name=None):
     """Dropout whose mask depends only on the shape-[2] integer `seed` (and rng_alg)."""
     # The random family's stateless sampler (tf.random.stateless_uniform).
-    from tensorflux._src.ops import stateless_random_ops
+    from tensorflux._src.ops.random import stateless_random_ops
 
     def sampler(shape, dtype):
         kwargs = {} if rng_alg is None else {"alg": rng_alg}

@@ -20,7 +20,7 @@ from tensorflux._src.ops.array_ops import kernel_error, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
-from tensorflux._src.ops import stateless_random_ops as v1
+from tensorflux._src.ops.random import stateless_random_ops as v1
 
 __all__ = ["random_index_shuffle"]
 

@@ -24,9 +24,9 @@ from tensorflux._src.ops import array_ops, math_ops, reduce_ops
 from tensorflux._src.ops.array_ops import kernel_error, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops import stateless_random_ops as v1
-from tensorflux._src.ops import stateless_random_v2  # noqa: F401  (the V2 records)
-from tensorflux._src.ops.stateless_random_ops import Algorithm
+from tensorflux._src.ops.random import stateless_random_ops as v1
+from tensorflux._src.ops.random import stateless_random_v2  # noqa: F401  (the V2 records)
+from tensorflux._src.ops.random.stateless_random_ops import Algorithm
 
 __all__ = []
 

@@ -27,7 +27,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops import math_ops
-from tensorflux._src.ops import random_ops  # noqa: F401  (registers RandomGammaGrad)
+from tensorflux._src.ops.random import random_ops  # noqa: F401  (registers RandomGammaGrad)
 from tensorflux._src.ops.array_ops import dims_str, kernel_error, static_input, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
@@ -423,7 +423,7 @@ def _v2(alg):
 
 
 def _v2_call(op_type, shape, seed, alg, name=None, **kwargs):
-    from tensorflux._src.ops import stateless_random_v2 as v2
+    from tensorflux._src.ops.random import stateless_random_v2 as v2
     key, counter = v2.get_key_counter(seed)
     return apply_op(op_type, name=name, shape=shape, key=key, counter=counter,
                     alg=v2.alg_tensor(alg), **kwargs)
