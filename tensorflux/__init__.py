@@ -34,9 +34,9 @@ from tensorflux._src.ops.constant import (  # noqa: F401
 from tensorflux._src.ops.math_ops import *  # noqa: F401,F403
 # Op families export their public functions through __all__.
 from tensorflux._src.ops.array_ops import *  # noqa: F401,F403,E402
-from tensorflux._src.ops.control_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.control_flow_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.functional_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.control.control_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.control.control_flow_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.control.functional_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.random.random_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.state_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.gather_ops import *  # noqa: F401,F403
@@ -55,7 +55,7 @@ from tensorflux._src.ops.decomposition_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.clip_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.debug.debug_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.debug.check_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.script_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.control.script_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.host_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.string_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.sparse_tensor import *  # noqa: F401,F403
@@ -149,7 +149,7 @@ from tensorflux._src.framework.type_spec import (  # noqa: E402,F401
     TensorSpec, TypeSpec, type_spec_from_value,
 )
 from tensorflux._src.io.protos import make_ndarray, make_tensor_proto  # noqa: E402,F401
-from tensorflux._src.ops.graph_utils import *  # noqa: E402,F401,F403
+from tensorflux._src.ops.control.graph_utils import *  # noqa: E402,F401,F403
 from tensorflux._src.runtime.session_ops import (  # noqa: E402,F401
     delete_session_tensor, get_session_handle, get_session_tensor,
 )

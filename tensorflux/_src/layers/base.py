@@ -105,7 +105,7 @@ def smart_cond(pred, true_fn, false_fn):
     value = constant_value(pred)
     if value is not None:
         return true_fn() if value else false_fn()
-    from tensorflux._src.ops.control_flow_ops import cond
+    from tensorflux._src.ops.control.control_flow_ops import cond
     pred = convert_to_tensor(pred)
     if pred.dtype.base_dtype != _dtypes.bool:
         raise TypeError(f"`training` must be a Python bool or a bool tensor; got a tensor of "

@@ -88,7 +88,7 @@ class OpDef:
     random:   `lower(key, *inputs)` gets a fresh JAX PRNG key each run, derived from the
               op's (seed, seed2) attrs and how many times the Session ran it.
     functional: a control-flow construct (If, While, Scan) whose bodies are recorded in
-              its attrs (ops/bodies.py). `lower(op, values, ref_values, key)` returns
+              its attrs (ops/control/bodies.py). `lower(op, values, ref_values, key)` returns
               (outputs, new values of the refs it writes); see compiler/functional.py.
     host:     a NumPy kernel `(*inputs, **attrs) -> value(s)` for ops XLA cannot compile
               (data-dependent output shapes, strings). It runs on the host after the

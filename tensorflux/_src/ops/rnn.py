@@ -1,7 +1,7 @@
 """RNN drivers: `tf.nn.dynamic_rnn`, `static_rnn` and their bidirectional forms.
 
 `dynamic_rnn` compiles to ONE XLA loop: the cell is recorded once as a loop body
-(ops/bodies.py) and a `Scan` op in "loop" mode (ops/functional_ops.py) carries the
+(ops/control/bodies.py) and a `Scan` op in "loop" mode (ops/control/functional_ops.py) carries the
 state and stacks the per-step outputs; it lowers to `lax.scan` and is differentiated
 as `lax.scan` is (its FunctionalGrad is the VJP, nothing is unrolled). TF1 builds the
 same computation from a while_loop over TensorArrays; values are the same.
@@ -20,8 +20,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops import array_ops, generator_ops, math_ops
-from tensorflux._src.ops.bodies import Body
-from tensorflux._src.ops.control_flow_ops import flatten, make_functional, pack
+from tensorflux._src.ops.control.bodies import Body
+from tensorflux._src.ops.control.control_flow_ops import flatten, make_functional, pack
 from tensorflux._src.ops.gather_ops import where_v2
 from tensorflux._src.ops.sequence_ops import reverse_sequence
 from tensorflux._src.train import variable_scope as vs

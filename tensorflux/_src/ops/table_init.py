@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
-from tensorflux._src.ops import control_ops
+from tensorflux._src.ops.control import control_ops
 
 __all__ = ["tables_initializer", "initialize_all_tables"]
 

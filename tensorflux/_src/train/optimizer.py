@@ -12,7 +12,8 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import control_ops, math_ops, state_ops
+from tensorflux._src.ops.control import control_ops
+from tensorflux._src.ops import math_ops, state_ops
 from tensorflux._src.train import variable_scope as vs
 from tensorflux._src.train.variables import Variable, trainable_variables
 

@@ -20,8 +20,9 @@ from tensorflux._src.framework.operation import Reference
 from tensorflux._src.framework.tensor_conversion import (
     convert_to_tensor, register_tensor_conversion_function,
 )
-from tensorflux._src.ops import array_ops, control_ops, state_ops
-from tensorflux._src.ops.bodies import outside_bodies
+from tensorflux._src.ops import array_ops, state_ops
+from tensorflux._src.ops.control import control_ops
+from tensorflux._src.ops.control.bodies import outside_bodies
 
 __all__ = [
     "Variable", "VariableV1", "VariableAggregation", "VariableSynchronization",
@@ -273,7 +274,7 @@ class Variable(metaclass=_CreatedThroughCreators):
         when this runs, else its initial value (TF1's cond), so another variable can be
         initialized from it in the same run as this one: `tf.Variable(w.initialized_value()
         * 2)` with `tf.global_variables_initializer()`."""
-        from tensorflux._src.ops.control_flow_ops import cond
+        from tensorflux._src.ops.control.control_flow_ops import cond
         graph = _graph.get_default_graph()
         with outside_bodies(graph), _graph.control_dependencies(None):  # TF1's init_scope
             return cond(state_ops.is_variable_initialized(self._variable), self.read_value,

@@ -381,7 +381,7 @@ def verify_tensor_all_finite(t=None, msg=None, name=None, x=None, message=None):
 def add_check_numerics_ops():
     """A group of CheckNumerics over every float16/32/64 tensor now in the default graph,
     chained by control dependencies as TF1 does."""
-    from tensorflux._src.ops.control_ops import group
+    from tensorflux._src.ops.control.control_ops import group
     checks = []
     for op in _graph.get_default_graph().get_operations():
         for output in op.outputs:

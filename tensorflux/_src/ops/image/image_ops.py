@@ -88,7 +88,7 @@ def by_rank(image, fn3, fn4):
     (the predicate is static once the run compiles, so only one branch is traced)."""
     ndims = image.shape.ndims
     if ndims is None:
-        from tensorflux._src.ops.control_flow_ops import cond
+        from tensorflux._src.ops.control.control_flow_ops import cond
         return cond(math_ops.equal(array_ops.rank(image), 3), fn3, fn4)
     if ndims == 3:
         return fn3()
@@ -143,7 +143,7 @@ def flip_up_down(image):
 
 
 def _random_flip(image, axis, seed, scope_name):
-    from tensorflux._src.ops.control_flow_ops import cond
+    from tensorflux._src.ops.control.control_flow_ops import cond
     from tensorflux._src.ops.random.random_ops import random_uniform
     with _graph.name_scope(None, scope_name, [image]) as scope:
         image = check_at_least_3d(convert_to_tensor(image, name="image"))
@@ -208,7 +208,7 @@ def rot90(image, k=1, name=None):
             rotations = _rotations(image, h_axis)
             if known is not None:
                 return rotations[int(known) % 4]()
-            from tensorflux._src.ops.control_flow_ops import case
+            from tensorflux._src.ops.control.control_flow_ops import case
             k4 = math_ops.floormod(k, 4)
             return case([(math_ops.equal(k4, i), rotations[i]) for i in (1, 2, 3)],
                         default=rotations[0], exclusive=True, name=scope)

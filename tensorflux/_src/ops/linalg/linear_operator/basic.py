@@ -352,7 +352,7 @@ class LinearOperatorIdentity(_SizedOperator):
 
 
 def _no_op():
-    from tensorflux._src.ops.control_ops import no_op
+    from tensorflux._src.ops.control.control_ops import no_op
     return no_op("assert_const")
 
 

@@ -1,6 +1,6 @@
 """`tf.cond`, `tf.case` and `tf.while_loop`, compiled to XLA control flow (not unrolled).
 
-Each construct records its branches or loop body as `Body` objects (ops/bodies.py) and
+Each construct records its branches or loop body as `Body` objects (ops/control/bodies.py) and
 adds one functional op to the graph: `If` (lowered to `lax.cond`) or `While` (lowered
 to `lax.scan` when the trip count is known, else `lax.while_loop`). Outputs get TF1's
 names: `cond/Merge:0`, `while/Exit:0`; loop variables inside the body are
@@ -29,7 +29,7 @@ from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, as_shape
 from tensorflux._src.ops import op_builder
-from tensorflux._src.ops.bodies import Body, body_bundle
+from tensorflux._src.ops.control.bodies import Body, body_bundle
 from tensorflux._src.ops.registry import OpDef, lookup, register
 
 __all__ = ["cond", "case", "while_loop"]

@@ -1,7 +1,7 @@
 """`tf.scan`, `tf.map_fn`, `tf.foldl`, `tf.foldr`: one `Scan` op lowered to `lax.scan`.
 
 TF1 builds these from a while_loop over TensorArrays; here the function is recorded
-once as a body (ops/bodies.py) and XLA runs it as a scan over the leading dimension
+once as a body (ops/control/bodies.py) and XLA runs it as a scan over the leading dimension
 of `elems`, which reverse-mode differentiates without unrolling.
 """
 
@@ -15,8 +15,8 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.bodies import Body
-from tensorflux._src.ops.control_flow_ops import (
+from tensorflux._src.ops.control.bodies import Body
+from tensorflux._src.ops.control.control_flow_ops import (
     flatten, functional_grad, make_functional, pack, same_structure,
 )
 from tensorflux._src.ops.registry import OpDef, register
