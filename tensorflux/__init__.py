@@ -11,7 +11,7 @@ from tensorflux import dtypes, errors  # noqa: F401
 from tensorflux._src.autodiff.gradients import *  # noqa: F401,F403
 from tensorflux._src.autodiff.custom_gradient import *  # noqa: F401,F403
 from tensorflux._src.autodiff import grad_helpers as _grad_helpers  # noqa: F401
-from tensorflux._src.ops import training_ops as _training_ops  # noqa: F401
+from tensorflux._src.ops.state import training_ops as _training_ops  # noqa: F401
 from tensorflux._src.framework.dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, complex64, complex128, double, float16, float32,
     float64, half, int8, int16, int32, int64, resource, string, uint8, uint16, uint32,
@@ -38,7 +38,7 @@ from tensorflux._src.ops.control.control_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.control.control_flow_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.control.functional_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.random.random_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.state_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.state.state_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.gather_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.generator_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.linalg_ops import *  # noqa: F401,F403
@@ -50,7 +50,7 @@ from tensorflux._src.ops.segment_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.graph_keys import GraphKeys  # noqa: F401
 from tensorflux._src.train.variables import *  # noqa: F401,F403
 from tensorflux._src.train.variable_scope import *  # noqa: F401,F403
-from tensorflux._src.ops.init_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.state.init_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.decomposition_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.clip_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.debug.debug_ops import *  # noqa: F401,F403
@@ -115,7 +115,7 @@ from tensorflux._src.ops.nn_ops import log_sigmoid  # noqa: F401,E402
 # Random numbers: tf.random, tf.distributions, tf.initializers.
 from tensorflux._src.framework.random_seed import get_seed  # noqa: F401,E402
 from tensorflux._src.ops.random.stateless_random_v2 import random_index_shuffle  # noqa: F401,E402
-from tensorflux._src.ops.table_init import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.state.table_init import *  # noqa: F401,F403,E402
 from tensorflux import distributions, initializers, random  # noqa: F401,E402
 
 # Array ops: scatter variants, space/batch/depth moves, patches, sequence_mask, tf.manip.

@@ -42,7 +42,8 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         return tensor
     if num_epochs <= 0:
         raise ValueError(f"num_epochs must be > 0 not {num_epochs}.")
-    from tensorflux._src.ops import array_ops, state_ops
+    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.state import state_ops
     from tensorflux._src.ops.constant import constant
     from tensorflux._src.train.variables import Variable
     with _graph.name_scope(name or "limit_epochs") as scope:

@@ -20,7 +20,8 @@ from tensorflux._src.framework.operation import Reference
 from tensorflux._src.framework.tensor_conversion import (
     convert_to_tensor, register_tensor_conversion_function,
 )
-from tensorflux._src.ops import array_ops, state_ops
+from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.state import state_ops
 from tensorflux._src.ops.control import control_ops
 from tensorflux._src.ops.control.bodies import outside_bodies
 

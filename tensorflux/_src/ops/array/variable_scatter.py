@@ -22,7 +22,7 @@ from tensorflux._src.ops.array.tensor_scatter import scatter_nd_into, scatter_nd
 from tensorflux._src.ops.array_ops import ANY, kernel_error, with_rank_at_least
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.state_ops import _ref
+from tensorflux._src.ops.state.state_ops import _ref
 
 __all__ = ["batch_scatter_update", "scatter_div", "scatter_max", "scatter_min",
            "scatter_mul", "scatter_nd_add", "scatter_nd_sub", "scatter_nd_update"]
