@@ -57,9 +57,9 @@ from tensorflux._src.ops.debug.debug_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.debug.check_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.control.script_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.host_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.string_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.strings.string_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.sparse_tensor import *  # noqa: F401,F403
-from tensorflux._src.ops.parsing_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.strings.parsing_ops import *  # noqa: F401,F403
 from tensorflux._src.runtime.config import (  # noqa: F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )
