@@ -41,7 +41,7 @@ from tensorflux._src.ops.random.random_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.state.state_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.gather_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.generator_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.linalg_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.linalg.linalg_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.reduce_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.slicing_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sort_ops import *  # noqa: F401,F403
@@ -51,7 +51,7 @@ from tensorflux._src.framework.graph_keys import GraphKeys  # noqa: F401
 from tensorflux._src.train.variables import *  # noqa: F401,F403
 from tensorflux._src.train.variable_scope import *  # noqa: F401,F403
 from tensorflux._src.ops.state.init_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.decomposition_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.linalg.decomposition_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.clip_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.debug.debug_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.debug.check_ops import *  # noqa: F401,F403

@@ -2,7 +2,7 @@
 plus segment reductions, special functions, counting and sequences (`tf.math.special` is
 the submodule of TF's special functions)."""
 
-from tensorflux._src.ops.linalg_ops import matmul  # noqa: F401
+from tensorflux._src.ops.linalg.linalg_ops import matmul  # noqa: F401
 from tensorflux._src.ops.math_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.math_ops import div_no_nan as divide_no_nan  # noqa: F401
 from tensorflux._src.ops.nn_ops import (  # noqa: F401

@@ -14,7 +14,7 @@ from tensorflux._src.ops.random import random_ops
 from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops import generator_ops as gen
 from tensorflux._src.ops.gather_ops import one_hot
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.linalg.diag_ops import matrix_set_diag
 from tensorflux._src.ops.math.special import lbeta
 

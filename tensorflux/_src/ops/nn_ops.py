@@ -647,7 +647,7 @@ def zero_fraction(value, name=None):
 
 def xw_plus_b(x, weights, biases, name=None):
     """matmul(x, weights) + biases."""
-    from tensorflux._src.ops.linalg_ops import matmul
+    from tensorflux._src.ops.linalg.linalg_ops import matmul
     with _graph.name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
         x = convert_to_tensor(x, name="x")
         weights = convert_to_tensor(weights, name="weights")
@@ -657,7 +657,7 @@ def xw_plus_b(x, weights, biases, name=None):
 
 def relu_layer(x, weights, biases, name=None):
     """relu(matmul(x, weights) + biases)."""
-    from tensorflux._src.ops.linalg_ops import matmul
+    from tensorflux._src.ops.linalg.linalg_ops import matmul
     with _graph.name_scope(name, "relu_layer", [x, weights, biases]) as scope:
         x = convert_to_tensor(x, name="x")
         weights = convert_to_tensor(weights, name="weights")

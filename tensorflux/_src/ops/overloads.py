@@ -28,7 +28,7 @@ def _binary(fn, op_name):
 
 
 def _matmul(x, y, name=None):
-    from tensorflux._src.ops.linalg_ops import matmul
+    from tensorflux._src.ops.linalg.linalg_ops import matmul
     return matmul(x, y, name=name)
 
 

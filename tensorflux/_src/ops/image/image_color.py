@@ -211,7 +211,7 @@ def _as_float(image):
 
 def rgb_to_grayscale(images, name=None):
     """Luma 0.2989 R + 0.5870 G + 0.1140 B; keeps the dtype, last dimension 1."""
-    from tensorflux._src.ops.linalg_ops import tensordot
+    from tensorflux._src.ops.linalg.linalg_ops import tensordot
     with _graph.name_scope(name, "rgb_to_grayscale", [images]) as scope:
         images = convert_to_tensor(images, name="images")
         orig_dtype = images.dtype.base_dtype

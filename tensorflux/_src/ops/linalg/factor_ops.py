@@ -31,7 +31,7 @@ from tensorflux._src.ops.generator_ops import eye
 from tensorflux._src.ops.linalg import _common as c
 from tensorflux._src.ops.linalg.diag_ops import matrix_band_part, matrix_diag_part, \
     matrix_set_diag
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 

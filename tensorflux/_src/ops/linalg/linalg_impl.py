@@ -23,7 +23,7 @@ from tensorflux._src.ops.linalg.diag_ops import matrix_band_part, matrix_diag_pa
     matrix_set_diag
 from tensorflux._src.ops.linalg.factor_ops import cholesky, matrix_triangular_solve
 from tensorflux._src.ops.linalg.spectral_ops import svd
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.reduce_ops import reduce_max, reduce_sum
 from tensorflux._src.ops.registry import OpDef, register

@@ -28,7 +28,7 @@ from tensorflux._src.ops.linalg.diag_ops import (
     matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,
 )
 from tensorflux._src.ops.linalg.factor_ops import matrix_solve
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 

@@ -16,7 +16,7 @@ from tensorflux._src.framework import tensor_shape
 from tensorflux._src.ops import array_ops, math_ops
 from tensorflux._src.ops.random import random_ops
 from tensorflux._src.ops.constant import constant
-from tensorflux._src.ops.decomposition_ops import qr
+from tensorflux._src.ops.linalg.decomposition_ops import qr
 
 __all__ = [
     "zeros_initializer", "ones_initializer", "constant_initializer",

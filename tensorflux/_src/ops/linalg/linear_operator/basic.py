@@ -20,7 +20,7 @@ from tensorflux._src.ops.linalg.diag_ops import (
 from tensorflux._src.ops.linalg.linear_operator.base import (
     LinearOperator, adjoint, triangular_solve_with_broadcast,
 )
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.shape_fns import static_value
 

@@ -18,7 +18,7 @@ from tensorflux._src.ops.linalg.factor_ops import matrix_solve
 from tensorflux._src.ops.linalg.linear_operator.base import (
     LinearOperator, adjoint, broadcast_batch, combine_hint,
 )
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.shape_fns import broadcast
 

@@ -28,7 +28,7 @@ from tensorflux._src.ops.linalg.linear_operator.basic import check_dtype
 from tensorflux._src.ops.linalg.tridiagonal_ops import (
     _compact_from_matrix, _compact_from_sequence, tridiagonal_matmul, tridiagonal_solve,
 )
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.signal.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from tensorflux._src.ops.reduce_ops import reduce_mean, reduce_prod, reduce_sum
 
