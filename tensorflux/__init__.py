@@ -110,7 +110,7 @@ from tensorflux._src.ops.math.sparse_segments import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.math.special import (  # noqa: F401,E402
     betainc, igamma, igammac, lbeta, zeta,
 )
-from tensorflux._src.ops.nn_ops import log_sigmoid  # noqa: F401,E402
+from tensorflux._src.ops.nn.nn_ops import log_sigmoid  # noqa: F401,E402
 
 # Random numbers: tf.random, tf.distributions, tf.initializers.
 from tensorflux._src.framework.random_seed import get_seed  # noqa: F401,E402

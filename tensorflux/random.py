@@ -2,7 +2,7 @@
 stateless ops keyed by a seed tensor, `Generator`, and the candidate samplers."""
 
 from tensorflux._src.framework.random_seed import get_seed  # noqa: F401
-from tensorflux._src.ops.candidate_samplers import (  # noqa: F401
+from tensorflux._src.ops.nn.candidate_samplers import (  # noqa: F401
     all_candidate_sampler, fixed_unigram_candidate_sampler, learned_unigram_candidate_sampler,
     log_uniform_candidate_sampler, uniform_candidate_sampler,
 )

@@ -50,5 +50,5 @@ from tensorflux._src.ops.linalg.linear_operator import (  # noqa: F401
     LinearOperatorToeplitz, LinearOperatorTridiag, LinearOperatorZeros,
 )
 from tensorflux._src.ops.linalg.linalg_ops import einsum, matmul, tensordot  # noqa: F401
-from tensorflux._src.ops.nn_norm_ops import l2_normalize  # noqa: F401
+from tensorflux._src.ops.nn.nn_norm_ops import l2_normalize  # noqa: F401
 from tensorflux.linalg import experimental  # noqa: F401

@@ -7,7 +7,8 @@ from tensorflux._src.distributions import util
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops, math_ops, nn_ops
+from tensorflux._src.ops import array_ops, math_ops
+from tensorflux._src.ops.nn import nn_ops
 from tensorflux._src.ops.random import random_ops
 from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops import reduce_ops

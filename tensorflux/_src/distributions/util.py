@@ -47,7 +47,7 @@ def maybe_assert(validate_args, assertions, x):
 def get_logits_and_probs(logits=None, probs=None, multidimensional=False,
                          validate_args=False, name="get_logits_and_probs", dtype=None):
     """(logits, probs) from exactly one of them, as TF's distribution_util."""
-    from tensorflux._src.ops import nn_ops
+    from tensorflux._src.ops.nn import nn_ops
     with _graph.name_scope(name, values=[probs, logits]):
         if (probs is None) == (logits is None):
             raise ValueError("Must pass probs or logits, but not both.")

@@ -22,7 +22,7 @@ from tensorflux._src.ops.array_ops import (ANY, dims_str, kernel_error, merge_sh
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import static_value
-from tensorflux._src.ops.window_utils import (ATTR_RULES, apply_checked,
+from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, apply_checked,
                                               deprecated_argument_lookup)
 
 __all__ = ["batch_to_space", "batch_to_space_nd", "depth_to_space",

@@ -20,7 +20,7 @@ from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array_ops import with_rank
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
-from tensorflux._src.ops.window_utils import (ATTR_RULES, apply_checked,
+from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, apply_checked,
                                               deprecated_argument_lookup, window_pads)
 
 __all__ = ["extract_image_patches", "extract_volume_patches"]

@@ -381,7 +381,7 @@ def per_image_standardization(image):
         mean = reduce_ops.reduce_mean(image, axis=axes, keepdims=True)
         variance = (reduce_ops.reduce_mean(math_ops.square(image), axis=axes, keepdims=True)
                     - math_ops.square(mean))
-        from tensorflux._src.ops.nn_ops import relu
+        from tensorflux._src.ops.nn.nn_ops import relu
         stddev = math_ops.sqrt(relu(variance))  # E[x^2] - E[x]^2 can round below 0
         min_stddev = math_ops.rsqrt(math_ops.cast(num_pixels, _dtypes.float32))
         scale = math_ops.maximum(stddev, min_stddev)

@@ -155,7 +155,7 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
     """Per-example CTC loss (negative log-likelihood) of int32 SparseTensor `labels`
     given logits [max_time, batch, num_classes] (or batch-major when not time_major);
     class num_classes - 1 is the blank."""
-    from tensorflux._src.ops.window_utils import deprecated_argument_lookup
+    from tensorflux._src.ops.nn.window_utils import deprecated_argument_lookup
     inputs = deprecated_argument_lookup("logits", logits, "inputs", inputs)
     if not isinstance(labels, SparseTensor):
         raise TypeError("Expected labels (first argument) to be a SparseTensor")

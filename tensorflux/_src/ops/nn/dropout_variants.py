@@ -22,7 +22,7 @@ __all__ = ["general_dropout", "stateless_dropout"]
 
 def _dropout(x, rate, noise_shape, uniform_sampler, name, default_name):
     from tensorflux._src.ops import gather_ops, math_ops
-    from tensorflux._src.ops.nn_ops import _noise_shape
+    from tensorflux._src.ops.nn.nn_ops import _noise_shape
     with _graph.name_scope(name, default_name, [x]):
         is_number = isinstance(rate, numbers.Real) and not isinstance(rate, bool)
         if is_number and (rate < 0 or rate >= 1):

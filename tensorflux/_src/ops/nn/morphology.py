@@ -29,7 +29,7 @@ from tensorflux._src.ops.array_ops import with_rank
 from tensorflux._src.ops.nn.ctc import merge_dim
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
-from tensorflux._src.ops.window_utils import (
+from tensorflux._src.ops.nn.window_utils import (
     ATTR_RULES, PADDINGS, apply_checked, deprecated_argument_lookup, window_pads)
 
 __all__ = ["dilation2d", "erosion2d"]

@@ -666,13 +666,11 @@ def relu_layer(x, weights, biases, name=None):
 
 
 # -- the other tf.nn families, exported through this module ------------------------------------
-from tensorflux._src.ops import (  # noqa: E402
-    nn_embedding_ops, nn_loss_ops, nn_norm_ops, nn_sampling_ops,
-)
-from tensorflux._src.ops.nn_embedding_ops import *  # noqa: E402,F401,F403
-from tensorflux._src.ops.nn_loss_ops import *  # noqa: E402,F401,F403
-from tensorflux._src.ops.nn_norm_ops import *  # noqa: E402,F401,F403
-from tensorflux._src.ops.nn_sampling_ops import *  # noqa: E402,F401,F403
+from tensorflux._src.ops.nn import (nn_embedding_ops, nn_loss_ops, nn_norm_ops, nn_sampling_ops)  # noqa: E402
+from tensorflux._src.ops.nn.nn_embedding_ops import *  # noqa: E402,F401,F403
+from tensorflux._src.ops.nn.nn_loss_ops import *  # noqa: E402,F401,F403
+from tensorflux._src.ops.nn.nn_norm_ops import *  # noqa: E402,F401,F403
+from tensorflux._src.ops.nn.nn_sampling_ops import *  # noqa: E402,F401,F403
 
 __all__ += (nn_embedding_ops.__all__ + nn_loss_ops.__all__ + nn_norm_ops.__all__
             + nn_sampling_ops.__all__)

@@ -25,8 +25,8 @@ import numpy as np
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import conv_defs  # noqa: F401 - registers the op records
-from tensorflux._src.ops.window_utils import (
+from tensorflux._src.ops.nn import conv_defs  # noqa: F401 - registers the op records
+from tensorflux._src.ops.nn.window_utils import (
     apply_checked, convert_padding, deprecated_argument_lookup, get_sequence)
 
 __all__ = [

@@ -15,8 +15,8 @@ import collections
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import pool_defs  # noqa: F401 - registers the op records
-from tensorflux._src.ops.window_utils import (
+from tensorflux._src.ops.nn import pool_defs  # noqa: F401 - registers the op records
+from tensorflux._src.ops.nn.window_utils import (
     apply_checked, deprecated_argument_lookup, get_sequence)
 
 __all__ = [

@@ -49,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tensorflux._src.ops.window_utils import window_pads
+from tensorflux._src.ops.nn.window_utils import window_pads
 
 
 def geometry(shape, ksize, strides, padding):

@@ -22,12 +22,12 @@ from __future__ import annotations
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import pool_kernels as _k
+from tensorflux._src.ops.nn import pool_kernels as _k
 from tensorflux._src.ops.array_ops import merge_shapes, static_input, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
-from tensorflux._src.ops.window_utils import (
+from tensorflux._src.ops.nn.window_utils import (
     ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS, channel_axis, spatial_axes,
     windowed_output_dim)
 

@@ -217,7 +217,7 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_cl
     from tensorflux._src.autodiff.gradients import stop_gradient
     from tensorflux._src.ops.generator_ops import ones_like, zeros_like
     from tensorflux._src.ops.linalg.linalg_ops import matmul
-    from tensorflux._src.ops.nn_embedding_ops import _as_param_list, embedding_lookup
+    from tensorflux._src.ops.nn.nn_embedding_ops import _as_param_list, embedding_lookup
     weights = _as_param_list(weights)
     with _graph.name_scope(name, "compute_sampled_logits", weights + [biases, inputs, labels]):
         labels = convert_to_tensor(labels, name="labels")
@@ -275,7 +275,7 @@ def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true
     """Noise-contrastive estimation loss per example: sigmoid cross-entropy of the true
     classes (label 1 / num_true) and num_sampled sampled classes (label 0), their logits
     corrected by log Q."""
-    from tensorflux._src.ops.nn_loss_ops import sigmoid_cross_entropy_with_logits
+    from tensorflux._src.ops.nn.nn_loss_ops import sigmoid_cross_entropy_with_logits
     logits, labels = _compute_sampled_logits(
         weights=weights, biases=biases, labels=labels, inputs=inputs, num_sampled=num_sampled,
         num_classes=num_classes, num_true=num_true, sampled_values=sampled_values,
@@ -292,7 +292,7 @@ def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_class
     """Softmax cross-entropy over the true classes and num_sampled sampled classes, logits
     corrected by log Q; per example."""
     from tensorflux._src.autodiff.gradients import stop_gradient
-    from tensorflux._src.ops.nn_ops import softmax_cross_entropy_with_logits_v2
+    from tensorflux._src.ops.nn.nn_ops import softmax_cross_entropy_with_logits_v2
     logits, labels = _compute_sampled_logits(
         weights=weights, biases=biases, labels=labels, inputs=inputs, num_sampled=num_sampled,
         num_classes=num_classes, num_true=num_true, sampled_values=sampled_values,
