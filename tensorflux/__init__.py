@@ -31,7 +31,7 @@ from tensorflux._src.ops import overloads as _overloads  # noqa: F401
 from tensorflux._src.ops.constant import (  # noqa: F401
     constant, placeholder, placeholder_with_default,
 )
-from tensorflux._src.ops.math_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.math.math_ops import *  # noqa: F401,F403
 # Op families export their public functions through __all__.
 from tensorflux._src.ops.array_ops import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.control.control_ops import *  # noqa: F401,F403
@@ -42,17 +42,17 @@ from tensorflux._src.ops.state.state_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.gather_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.generator_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.linalg.linalg_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.reduce_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.math.reduce_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.slicing_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sort_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sequence_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.segment_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.math.segment_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.graph_keys import GraphKeys  # noqa: F401
 from tensorflux._src.train.variables import *  # noqa: F401,F403
 from tensorflux._src.train.variable_scope import *  # noqa: F401,F403
 from tensorflux._src.ops.state.init_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.linalg.decomposition_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.clip_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.math.clip_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.debug.debug_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.debug.check_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.control.script_ops import *  # noqa: F401,F403

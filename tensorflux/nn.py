@@ -1,7 +1,7 @@
 """`tf.nn`: activations, convolutions, pooling, normalization, losses' building blocks."""
 
 from tensorflux._src.ops.nn.conv_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.math_ops import sigmoid, tanh  # noqa: F401
+from tensorflux._src.ops.math.math_ops import sigmoid, tanh  # noqa: F401
 from tensorflux._src.ops.nn.nn_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.nn.pool_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.sort_ops import top_k  # noqa: F401

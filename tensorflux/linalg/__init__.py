@@ -8,7 +8,7 @@ from tensorflux._src.ops.array_ops import diag as tensor_diag  # noqa: F401
 from tensorflux._src.ops.array_ops import diag_part as tensor_diag_part  # noqa: F401
 from tensorflux._src.ops.array_ops import matrix_transpose  # noqa: F401
 from tensorflux._src.ops.array_ops import matrix_transpose as transpose  # noqa: F401
-from tensorflux._src.ops.clip_ops import global_norm  # noqa: F401
+from tensorflux._src.ops.math.clip_ops import global_norm  # noqa: F401
 from tensorflux._src.ops.linalg.decomposition_ops import qr  # noqa: F401
 from tensorflux._src.ops.generator_ops import eye  # noqa: F401
 from tensorflux._src.ops.linalg.diag_ops import matrix_band_part as band_part  # noqa: F401

@@ -9,7 +9,7 @@ import pytest
 import tensorflux as tf
 from tests.helpers import run
 from tests.ops.harness import numeric_gradient
-from tensorflux._src.ops.segment_ops import unsorted_segment_sum
+from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.sort_ops import top_k
 
 

@@ -124,7 +124,7 @@ def _between_ops(ys, xs, stop_ops):
 
 
 def _aggregate(grads, name):
-    from tensorflux._src.ops.math_ops import add_n
+    from tensorflux._src.ops.math.math_ops import add_n
     grads = [g for g in grads if g is not None]
     if not grads:
         return None

@@ -141,7 +141,8 @@ def unpack_grad(op, *dys):
 
 def concat_grad(op, dy):
     # Cut dy back into the inputs' extents along the axis (sizes fold to constants).
-    from tensorflux._src.ops import math_ops, slicing_ops
+    from tensorflux._src.ops.math import math_ops
+    from tensorflux._src.ops import slicing_ops
     a = _a()
     values, axis = op.inputs[:-1], op.inputs[-1]
     sizes = a.stack([a.shape(v)[axis] for v in values]) if len(values) > 1 else \
@@ -155,7 +156,8 @@ def concat_grad(op, dy):
 
 def tile_grad(op, dy):
     # Reshape dy to (m0, d0, m1, d1, ...) and sum over the multiples' axes.
-    from tensorflux._src.ops import generator_ops, reduce_ops
+    from tensorflux._src.ops import generator_ops
+    from tensorflux._src.ops.math import reduce_ops
     a = _a()
     x, multiples = op.inputs
     split_shape = a.reshape(a.transpose(a.stack([multiples, a.shape(x, out_type=multiples.dtype)])),
@@ -201,5 +203,5 @@ def diag_part_grad(op, dy):
 
 # -- gradients of generator_ops -----------------------------------------------------------------
 def fill_grad(op, dy):
-    from tensorflux._src.ops import reduce_ops
+    from tensorflux._src.ops.math import reduce_ops
     return [None, reduce_ops.reduce_sum(dy)]

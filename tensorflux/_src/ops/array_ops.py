@@ -375,7 +375,8 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
             if a.shape.ndims is not None:
                 perm = np.arange(a.shape.ndims - 1, -1, -1, dtype=np.int32)
             else:
-                from tensorflux._src.ops import generator_ops, math_ops
+                from tensorflux._src.ops import generator_ops
+                from tensorflux._src.ops.math import math_ops
                 perm = generator_ops.range(math_ops.subtract(rank(a), 1), -1, -1)
         return apply_op(op_type, name=scope, x=a, perm=perm)
 
@@ -391,7 +392,8 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
                                  f"Found: {a.shape}")
             perm = list(range(ndims - 2)) + [ndims - 1, ndims - 2]
         else:
-            from tensorflux._src.ops import generator_ops, math_ops
+            from tensorflux._src.ops import generator_ops
+            from tensorflux._src.ops.math import math_ops
             a_rank = rank(a)
             perm = concat([generator_ops.range(0, math_ops.subtract(a_rank, 2), 1),
                            stack([math_ops.subtract(a_rank, 1),

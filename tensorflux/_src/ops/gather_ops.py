@@ -28,7 +28,7 @@ from tensorflux._src.ops.array_ops import (ANY, dims_str, kernel_error, merge_sh
                                            with_rank_at_least)
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.segment_ops import unsorted_segment_sum
+from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.shape_fns import broadcast, static_shape_from_tensor
 
 __all__ = ["gather", "gather_nd", "one_hot", "scatter_nd", "where", "where_v2"]
@@ -124,7 +124,8 @@ def _gather_grad(op, dy):
     """Dense params gradient (TF builds IndexedSlices): a segment sum of dy's slices into
     the rows they were gathered from, so repeated indices accumulate."""
     from tensorflux._src.ops import array_ops as A
-    from tensorflux._src.ops import generator_ops, math_ops, reduce_ops
+    from tensorflux._src.ops import generator_ops
+    from tensorflux._src.ops.math import math_ops, reduce_ops
     params, indices, axis_t = op.inputs
     batch_dims, axis = op.get_attr("batch_dims"), static_scalar(axis_t)
     ps = A.shape(params, out_type=indices.dtype)

@@ -192,7 +192,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
                     raise TypeError(f"range arguments must be int32, int64, float32 or "
                                     f"float64, got {a.dtype.base_dtype.name}")
             widest = max((a.dtype.base_dtype for a in args), key=_RANGE_DTYPES.index)
-            from tensorflux._src.ops.math_ops import cast
+            from tensorflux._src.ops.math.math_ops import cast
             args = [cast(a, widest) for a in args]
         return apply_op("Range", name=scope, start=args[0], limit=args[1], delta=args[2])
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 
 
 def _binary(fn, op_name):

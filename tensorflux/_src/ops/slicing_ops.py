@@ -98,7 +98,8 @@ def _slice_lower(input, begin, size):  # noqa: A002
 
 
 def _slice_grad(op, dy):
-    from tensorflux._src.ops import generator_ops, math_ops
+    from tensorflux._src.ops import generator_ops
+    from tensorflux._src.ops.math import math_ops
     from tensorflux._src.ops.gather_ops import scatter_nd
     x, begin = op.inputs[:2]
     x_shape = _array_ops.shape(x, out_type=begin.dtype)
@@ -546,7 +547,7 @@ def slice_helper(tensor, slice_spec):
         if begin:
             packed = [stack(begin), stack(end), stack(strides)]
             if any(p.dtype == _dtypes.int64 for p in packed):
-                from tensorflux._src.ops.math_ops import cast
+                from tensorflux._src.ops.math.math_ops import cast
                 packed = [cast(p, _dtypes.int64) for p in packed]
         else:
             from tensorflux._src.ops.constant import constant

@@ -60,7 +60,8 @@ def _top_k_lower(input, k):  # noqa: A002 - sorted=False may return any order; o
 def _top_k_grad(op, dvalues, dindices=None):
     """Scatters each value's gradient back to the input position top_k took it from."""
     from tensorflux._src.ops import array_ops as A
-    from tensorflux._src.ops import generator_ops, reduce_ops
+    from tensorflux._src.ops import generator_ops
+    from tensorflux._src.ops.math import reduce_ops
     from tensorflux._src.ops.gather_ops import scatter_nd
     x, indices = op.inputs[0], op.outputs[1]
     in_shape = shape(x)
@@ -105,7 +106,7 @@ def _descending(values, axis, return_argsort):
 
 def _reversed_order(values):
     """A copy whose descending order is `values`' ascending order (and its own inverse)."""
-    from tensorflux._src.ops import math_ops
+    from tensorflux._src.ops.math import math_ops
     dtype = values.dtype.base_dtype
     if dtype.is_unsigned:
         return math_ops.subtract(constant(dtype.max, dtype=dtype), values)

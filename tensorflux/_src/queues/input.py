@@ -77,7 +77,7 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
         enq = q.enqueue_many([input_tensor])
         add_queue_runner(QueueRunner(q, [enq], cancel_op=cancel_op))
         if summary_name is not None:
-            from tensorflux._src.ops import math_ops
+            from tensorflux._src.ops.math import math_ops
             _summary_scalar(summary_name,
                             math_ops.cast(q.size(), _dtypes.float32) * (1.0 / capacity))
         return q
@@ -86,7 +86,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None,
                           capacity=32, shared_name=None, name=None, cancel_op=None):
     """A queue of filenames (or any strings) for a reader, `num_epochs` times over."""
-    from tensorflux._src.ops import array_ops, math_ops
+    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.math import math_ops
     from tensorflux._src.ops.debug import debug_ops
     not_null_err = "string_input_producer requires a non-null input tensor"
     if not isinstance(string_tensor, Tensor) and not len(string_tensor):
@@ -242,7 +243,7 @@ def _fifo_batch(tensors_list, join, batch_size, num_threads, capacity, enqueue_m
         queue = _queue(dynamic_pad, capacity, types, shapes, shared_name)
         enqueue = _enqueue_ops(queue, lists, enqueue_many, None if join else num_threads)
         add_queue_runner(QueueRunner(queue, enqueue))
-        from tensorflux._src.ops import math_ops
+        from tensorflux._src.ops.math import math_ops
         _summary_scalar(f"fraction_of_{capacity}_full",
                         math_ops.cast(queue.size(), _dtypes.float32) * (1.0 / capacity))
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
@@ -266,7 +267,7 @@ def _shuffle_batch(tensors_list, join, batch_size, capacity, min_after_dequeue, 
                                    shared_name=shared_name)
         enqueue = _enqueue_ops(queue, lists, enqueue_many, None if join else num_threads)
         add_queue_runner(QueueRunner(queue, enqueue))
-        from tensorflux._src.ops import math_ops
+        from tensorflux._src.ops.math import math_ops
         full = math_ops.cast(math_ops.maximum(0, queue.size() - min_after_dequeue),
                              _dtypes.float32) * (1.0 / (capacity - min_after_dequeue))
         _summary_scalar(f"fraction_over_{min_after_dequeue}_of_"

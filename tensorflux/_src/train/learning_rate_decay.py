@@ -10,7 +10,7 @@ import math
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.gather_ops import where
 
 __all__ = ["exponential_decay", "piecewise_constant", "polynomial_decay", "natural_exp_decay",

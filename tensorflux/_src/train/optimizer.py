@@ -13,7 +13,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.control import control_ops
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.state import state_ops
 from tensorflux._src.train import variable_scope as vs
 from tensorflux._src.train.variables import Variable, trainable_variables

@@ -89,7 +89,7 @@ def _int_tensor(value, name):
     tensor = convert_to_tensor(value, name=name, preferred_dtype=_dtypes.int32)
     if not tensor.dtype.is_integer:
         raise TypeError(f"{name} must be an integer tensor; dtype={tensor.dtype}")
-    from tensorflux._src.ops.math_ops import cast
+    from tensorflux._src.ops.math.math_ops import cast
     return cast(tensor, _dtypes.int32)
 
 
@@ -128,7 +128,8 @@ def _with_nonzero_rank(data):
 
 
 def _repeat_with_axis(data, repeats, axis, name):
-    from tensorflux._src.ops import array_ops, gather_ops, host_ops, math_ops, reduce_ops
+    from tensorflux._src.ops import array_ops, gather_ops, host_ops
+    from tensorflux._src.ops.math import math_ops, reduce_ops
     if not isinstance(axis, int):
         raise TypeError(f"axis must be an int; got {type(axis).__name__}")
     with _graph.name_scope(name, "Repeat", [data, repeats]):
@@ -247,7 +248,8 @@ def parallel_stack(values, name="parallel_stack"):
 # -- sequence_mask, batch_gather -------------------------------------------------------------
 def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool, name=None):
     """mask[..., j] = j < lengths[...], with maxlen columns (default max(lengths))."""
-    from tensorflux._src.ops import array_ops, constant, math_ops, reduce_ops
+    from tensorflux._src.ops import array_ops, constant
+    from tensorflux._src.ops.math import math_ops, reduce_ops
     with _graph.name_scope(name, "SequenceMask", [lengths, maxlen]):
         lengths = convert_to_tensor(lengths)
         if maxlen is None:
@@ -273,7 +275,8 @@ def batch_gather(params, indices, name=None):
     TF1's recipe: batch offsets are added to the indices and one flat gather reads them,
     so an index past its row's end reads the next row, as in TF.
     """
-    from tensorflux._src.ops import array_ops, gather_ops, generator_ops, math_ops, reduce_ops
+    from tensorflux._src.ops import array_ops, gather_ops, generator_ops
+    from tensorflux._src.ops.math import math_ops, reduce_ops
     with _graph.name_scope(name, "BatchGather", [params, indices]):
         indices = convert_to_tensor(indices, name="indices")
         params = convert_to_tensor(params, name="params")

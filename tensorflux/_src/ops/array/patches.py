@@ -97,8 +97,9 @@ def _volume_lower(input, ksizes, strides, padding):  # noqa: A002
 def _patches_grad(op, grad):
     """TF's rule: patch an image of 1-based input positions the same way; each output
     element's gradient goes to the input element whose position it holds (0: padding)."""
-    from tensorflux._src.ops import array_ops, generator_ops, reduce_ops
-    from tensorflux._src.ops.segment_ops import unsorted_segment_sum
+    from tensorflux._src.ops import array_ops, generator_ops
+    from tensorflux._src.ops.math import reduce_ops
+    from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
     x = op.inputs[0]
     n = len(op.get_attr("ksizes")) - 2
     ks = op.get_attr("ksizes")[1:-1]

@@ -134,7 +134,8 @@ def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=_dtypes.int
     """The bin of each of `values` (int32, shape of values), for histogram_fixed_width's
     bins: floor(nbins * (v - lo) / (hi - lo)) clipped to [0, nbins - 1]. As in TF,
     `dtype` is not used."""
-    from tensorflux._src.ops import array_ops, math_ops
+    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.math import math_ops
     del dtype
     with _graph.name_scope(name, "histogram_fixed_width_bins",
                            [values, value_range, nbins]):

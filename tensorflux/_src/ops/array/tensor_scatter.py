@@ -111,7 +111,7 @@ def _add_grad(op, grad):
 def _sub_grad(op, grad):
     from tensorflux._src.ops.array_ops import identity
     from tensorflux._src.ops.gather_ops import gather_nd
-    from tensorflux._src.ops.math_ops import negative
+    from tensorflux._src.ops.math.math_ops import negative
     return [identity(grad), None, negative(gather_nd(grad, op.inputs[1]))]
 
 
@@ -119,7 +119,7 @@ def _min_max_grad(op, grad):
     # TF's rule: the gradient is shared equally among the elements that tie for the result.
     from tensorflux._src.ops.array_ops import shape
     from tensorflux._src.ops.gather_ops import gather_nd, scatter_nd
-    from tensorflux._src.ops.math_ops import cast, equal
+    from tensorflux._src.ops.math.math_ops import cast, equal
     x, indices, y = op.inputs
     out = op.outputs[0]
     x_hit = cast(equal(x, out), grad.dtype)

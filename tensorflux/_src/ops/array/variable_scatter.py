@@ -172,7 +172,8 @@ def batch_scatter_update(ref, indices, updates, use_locking=True, name=None):
     Built as TF builds it: the leading coordinates come from ranges over indices' shape
     and are joined with `indices` into the index rows of one scatter_nd_update.
     """
-    from tensorflux._src.ops import array_ops, generator_ops, math_ops
+    from tensorflux._src.ops import array_ops, generator_ops
+    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name):
         indices = convert_to_tensor(indices, name="indices")
         indices_shape = array_ops.shape(indices)

@@ -280,8 +280,8 @@ def _bind_cond(pred, fn, otherwise, strict):
 def _exclusive_preds(preds):
     """The predicates, available only after a check that at most one of them holds."""
     from tensorflux._src.ops.array_ops import identity, stack
-    from tensorflux._src.ops.math_ops import cast
-    from tensorflux._src.ops.reduce_ops import reduce_sum
+    from tensorflux._src.ops.math.math_ops import cast
+    from tensorflux._src.ops.math.reduce_ops import reduce_sum
     count = reduce_sum(cast(stack(preds), _dtypes.int32))
     check = op_builder.apply_op("_AtMostOneTrue", name="ExclusiveCheck", count=count)
     with _graph.control_dependencies([check]):

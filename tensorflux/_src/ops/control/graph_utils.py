@@ -168,7 +168,7 @@ def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
             raise TypeError(f"branch_index must an int32 Tensor; got {index.dtype.name}")
         if default is None:
             *items, (_, default) = items
-        from tensorflux._src.ops.math_ops import equal
+        from tensorflux._src.ops.math.math_ops import equal
         pairs = [(equal(index, key), fn) for key, fn in items]
         if not pairs:
             return default()

@@ -11,7 +11,7 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array_ops import (
     dims_str, expand_dims, kernel_error, matrix_transpose, merge_shapes, shape, squeeze,
     transpose, with_rank_at_least,
@@ -25,7 +25,7 @@ from tensorflux._src.ops.linalg.factor_ops import cholesky, matrix_triangular_so
 from tensorflux._src.ops.linalg.spectral_ops import svd
 from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.reduce_ops import reduce_max, reduce_sum
+from tensorflux._src.ops.math.reduce_ops import reduce_max, reduce_sum
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = [

@@ -20,10 +20,10 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.math_ops import array_fn
-from tensorflux._src.ops.reduce_ops import reduce_prod, reduce_sum
+from tensorflux._src.ops.math.math_ops import array_fn
+from tensorflux._src.ops.math.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast, static_value
 

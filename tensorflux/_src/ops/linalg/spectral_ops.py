@@ -18,7 +18,7 @@ from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array_ops import (
     concat, expand_dims, matrix_transpose, reshape, shape, with_rank_at_least,
 )

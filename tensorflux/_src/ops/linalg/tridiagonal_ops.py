@@ -18,7 +18,7 @@ from tensorflux._src.compiler import effects
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, unknown_shape
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array_ops import (
     expand_dims, matrix_transpose, merge_shapes, pad, squeeze, stack, with_rank_at_least,
 )
@@ -26,7 +26,7 @@ from tensorflux._src.ops.linalg import _common as c
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag, matrix_diag_part
 from tensorflux._src.ops.linalg.factor_ops import _lu, _lu_solve, _min_abs_pivot
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.reduce_ops import reduce_sum
+from tensorflux._src.ops.math.reduce_ops import reduce_sum
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["eigh_tridiagonal", "tridiagonal_matmul", "tridiagonal_solve"]

@@ -24,7 +24,7 @@ from tensorflux._src.ops.array_ops import (kernel_error, merge_shapes, static_in
                                            static_scalar, with_rank, with_rank_at_least)
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.segment_ops import unsorted_segment_sum
+from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 
 __all__ = ["sparse_segment_mean", "sparse_segment_sqrt_n", "sparse_segment_sum"]
 

@@ -221,7 +221,8 @@ def ctc_loss_v2(labels, logits, label_length, logit_length, logits_time_major=Tr
                 unique=None, blank_index=None, name=None):
     """CTC loss for dense padded labels [batch, max_label_length] (blank 0 by default) or
     SparseTensor labels (blank_index required); returns the per-example loss."""
-    from tensorflux._src.ops import gather_ops, math_ops
+    from tensorflux._src.ops import gather_ops
+    from tensorflux._src.ops.math import math_ops
     del unique  # only a faster path on TPU; the result is the same
     if isinstance(labels, SparseTensor):
         if blank_index is None:

@@ -198,7 +198,8 @@ def dilation2d(input, filter=None, strides=None, rates=None, padding=None,  # no
 def erosion2d(value, kernel, strides, rates, padding, name=None):
     """Grayscale erosion: the min over each window of value - kernel (kernel applied
     unmirrored), computed as -dilation2d(-value, reverse(kernel, [0, 1]))."""
-    from tensorflux._src.ops import array_ops, math_ops
+    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "erosion2d", [value, kernel]) as scope:
         value = convert_to_tensor(value, name="value")
         kernel = convert_to_tensor(kernel, name="kernel")

@@ -11,7 +11,8 @@ from __future__ import annotations
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import array_ops, math_ops
+from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.gather_ops import gather, where
 
 __all__ = ["embedding_lookup"]
@@ -21,7 +22,7 @@ def _clip(params, ids, max_norm):
     """Rescales each embedding (the dims after the ids' dims) to L2 norm <= max_norm."""
     if max_norm is None:
         return params
-    from tensorflux._src.ops.clip_ops import clip_by_norm
+    from tensorflux._src.ops.math.clip_ops import clip_by_norm
     ids_rank, params_rank = ids.shape.ndims, params.shape.ndims
     if ids_rank is not None and params_rank is not None:
         axes = list(range(ids_rank, params_rank))

@@ -60,13 +60,13 @@ def relu(features, name=None):
 # -- softmax ------------------------------------------------------------------------------
 def _softmax_grad(op, dy):
     # d softmax: s * (dy - sum(dy * s, -1, keepdims))
-    from tensorflux._src.ops import reduce_ops
+    from tensorflux._src.ops.math import reduce_ops
     s = op.outputs[0]
     return [(dy - reduce_ops.reduce_sum(dy * s, -1, keepdims=True)) * s]
 
 
 def _log_softmax_grad(op, dy):
-    from tensorflux._src.ops import math_ops, reduce_ops
+    from tensorflux._src.ops.math import math_ops, reduce_ops
     return [dy - reduce_ops.reduce_sum(dy, -1, keepdims=True) * math_ops.exp(op.outputs[0])]
 
 
@@ -178,7 +178,8 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
     in float32), both are flattened to [rows, classes] separately, and the op broadcasts
     them, so labels of shape [1, batch, classes] or [classes] against [batch, classes]
     logits give one loss per logits row."""
-    from tensorflux._src.ops import array_ops, math_ops
+    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.math import math_ops
     if _sentinel is not None:
         raise ValueError("Only call `softmax_cross_entropy_with_logits_v2` with named "
                          "arguments (labels=..., logits=..., ...)")
@@ -328,7 +329,7 @@ def _bias_add_lower(value, bias, data_format):
 
 
 def _bias_add_grad(op, dy):
-    from tensorflux._src.ops import reduce_ops
+    from tensorflux._src.ops.math import reduce_ops
     axes = [0] + list(range(2, dy.shape.ndims)) if op.get_attr("data_format") == "NCHW" \
         else list(range(dy.shape.ndims - 1))
     return [dy, reduce_ops.reduce_sum(dy, axes)]
@@ -407,7 +408,7 @@ def _exp_linear_grad_grad(op, grad):
 
 def _softplus_grad_grad(op, grad):
     # dx = dy * sigmoid(x): d/d(dy) = sigmoid(x), d/dx = dy / (e^-x + 2 + e^x).
-    from tensorflux._src.ops import math_ops
+    from tensorflux._src.ops.math import math_ops
     dy, x = op.inputs
     two = convert_to_tensor(2.0, dtype=x.dtype.base_dtype)
     return [apply_op("SoftplusGrad", gradients=grad, features=x),
@@ -463,7 +464,7 @@ def crelu(features, name=None, axis=-1):
 
 def leaky_relu(features, alpha=0.2, name=None):
     """max(features, alpha * features) for alpha <= 1; integer features become float32."""
-    from tensorflux._src.ops import math_ops
+    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "LeakyRelu", [features, alpha]) as scope:
         features = convert_to_tensor(features, name="features")
         if features.dtype.is_integer:
@@ -495,7 +496,7 @@ def softsign(features, name=None):
 
 def gelu(features, approximate=False, name=None):
     """0.5 x (1 + erf(x / sqrt 2)), or its tanh approximation (TF 2's tf.nn.gelu)."""
-    from tensorflux._src.ops import math_ops
+    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "Gelu", [features]):
         features = convert_to_tensor(features, name="features")
         dtype = features.dtype.base_dtype
@@ -509,7 +510,7 @@ def gelu(features, approximate=False, name=None):
 
 def swish(features, name=None):
     """features * sigmoid(features) (Ramachandran et al. 2017)."""
-    from tensorflux._src.ops import math_ops
+    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "swish", [features]):
         features = convert_to_tensor(features, name="features")
         return features * math_ops.sigmoid(features)
@@ -517,7 +518,7 @@ def swish(features, name=None):
 
 def silu(features, beta=1.0, name=None):
     """features * sigmoid(beta * features) (TF 2's name for swish)."""
-    from tensorflux._src.ops import math_ops
+    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "silu", [features]):
         features = convert_to_tensor(features, name="features")
         beta = convert_to_tensor(beta, dtype=features.dtype.base_dtype, name="beta")
@@ -526,7 +527,7 @@ def silu(features, beta=1.0, name=None):
 
 def log_sigmoid(x, name=None):
     """log(1 / (1 + exp(-x))) = -softplus(-x); TF exports it as tf.log_sigmoid / tf.math."""
-    from tensorflux._src.ops import math_ops
+    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "LogSigmoid", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         return math_ops.negative(apply_op("Softplus", features=-x), name=scope)
@@ -586,7 +587,7 @@ def _noise_shape(x, noise_shape):
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """Zeroes each element with probability `rate` (= 1 - keep_prob) and scales the rest by
     1 / (1 - rate). `noise_shape` (broadcastable to x) shares keep/drop decisions."""
-    from tensorflux._src.ops import math_ops
+    from tensorflux._src.ops.math import math_ops
     from tensorflux._src.ops.random import random_ops
     from tensorflux._src.ops.shape_fns import static_value
     try:
@@ -629,7 +630,8 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
 
 def zero_fraction(value, name=None):
     """The fraction of zeros in `value`, as float32 (NaN when value is empty)."""
-    from tensorflux._src.ops import array_ops, math_ops, reduce_ops
+    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.math import math_ops, reduce_ops
     with _graph.name_scope(name, "zero_fraction", [value]):
         value = convert_to_tensor(value, name="value")
         size = array_ops.size(value, out_type=_dtypes.int64)

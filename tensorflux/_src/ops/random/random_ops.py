@@ -15,7 +15,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import random_seed
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast_binary, static_shape_from_tensor, unchanged
@@ -213,7 +213,8 @@ def _random_gamma_lower(key, shape, alpha):
 def _random_gamma_grad(op, grad):
     # Implicit reparameterization: d sample / d alpha from the gamma CDF (TF's
     # _RandomGammaGrad), summed over the sample dimensions.
-    from tensorflux._src.ops import array_ops, reduce_ops
+    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.math import reduce_ops
     from tensorflux._src.ops.generator_ops import ones
     from tensorflux._src.ops.generator_ops import range as tf_range
     shape, alpha = op.inputs

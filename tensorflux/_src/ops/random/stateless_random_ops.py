@@ -26,7 +26,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.random import random_ops  # noqa: F401  (registers RandomGammaGrad)
 from tensorflux._src.ops.array_ops import dims_str, kernel_error, static_input, with_rank
 from tensorflux._src.ops.op_builder import apply_op

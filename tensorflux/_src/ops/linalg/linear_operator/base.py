@@ -19,7 +19,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array_ops import expand_dims, matrix_transpose, shape, squeeze
 from tensorflux._src.ops.debug.check_ops import assert_equal, assert_less, assert_positive
 from tensorflux._src.ops.constant import constant
@@ -30,7 +30,7 @@ from tensorflux._src.ops.linalg.factor_ops import (
     matrix_triangular_solve,
 )
 from tensorflux._src.ops.linalg.spectral_ops import svd
-from tensorflux._src.ops.reduce_ops import reduce_max, reduce_min, reduce_sum
+from tensorflux._src.ops.math.reduce_ops import reduce_max, reduce_min, reduce_sum
 
 __all__ = ["LinearOperator"]
 

@@ -10,7 +10,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array_ops import concat, expand_dims, shape
 from tensorflux._src.ops.debug.check_ops import assert_equal, assert_positive
 from tensorflux._src.ops.generator_ops import eye, ones, zeros
@@ -21,7 +21,7 @@ from tensorflux._src.ops.linalg.linear_operator.base import (
     LinearOperator, adjoint, triangular_solve_with_broadcast,
 )
 from tensorflux._src.ops.linalg.linalg_ops import matmul
-from tensorflux._src.ops.reduce_ops import reduce_prod, reduce_sum
+from tensorflux._src.ops.math.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = [

@@ -9,7 +9,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array_ops import concat, reshape, shape, stack, transpose
 from tensorflux._src.ops.slicing_ops import split
 from tensorflux._src.ops.generator_ops import eye, zeros
@@ -19,7 +19,7 @@ from tensorflux._src.ops.linalg.linear_operator.base import (
     LinearOperator, adjoint, broadcast_batch, combine_hint,
 )
 from tensorflux._src.ops.linalg.linalg_ops import matmul
-from tensorflux._src.ops.reduce_ops import reduce_prod, reduce_sum
+from tensorflux._src.ops.math.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.shape_fns import broadcast
 
 __all__ = [

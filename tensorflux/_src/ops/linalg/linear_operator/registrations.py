@@ -5,7 +5,7 @@ factor as LinearOperatorLowerTriangular) otherwise."""
 
 from __future__ import annotations
 
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.linalg.factor_ops import cholesky
 from tensorflux._src.ops.linalg.linear_operator import base as _b
 from tensorflux._src.ops.linalg.linear_operator.base import LinearOperator

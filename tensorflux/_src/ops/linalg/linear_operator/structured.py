@@ -16,7 +16,7 @@ from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array_ops import concat, reshape, reverse, shape, stack, transpose
 from tensorflux._src.ops.debug.check_ops import assert_equal
 from tensorflux._src.ops.constant import constant
@@ -30,7 +30,7 @@ from tensorflux._src.ops.linalg.tridiagonal_ops import (
 )
 from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.signal.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
-from tensorflux._src.ops.reduce_ops import reduce_mean, reduce_prod, reduce_sum
+from tensorflux._src.ops.math.reduce_ops import reduce_mean, reduce_prod, reduce_sum
 
 __all__ = [
     "LinearOperatorCirculant", "LinearOperatorCirculant2D", "LinearOperatorCirculant3D",

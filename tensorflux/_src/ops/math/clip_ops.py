@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops, math_ops, reduce_ops
+from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.gather_ops import where
 from tensorflux._src.ops.generator_ops import ones_like
 

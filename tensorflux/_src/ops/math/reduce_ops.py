@@ -18,8 +18,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.math_ops import array_fn
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.math_ops import array_fn
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register

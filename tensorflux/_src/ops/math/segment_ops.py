@@ -59,7 +59,8 @@ def _unsorted_segment_sum_lower(data, segment_ids, num_segments):
 
 def gather_drop_negatives(params, ids):
     """gather(params, ids) along axis 0, with zeros where an id is outside [0, len)."""
-    from tensorflux._src.ops import array_ops, gather_ops, generator_ops, math_ops
+    from tensorflux._src.ops import array_ops, gather_ops, generator_ops
+    from tensorflux._src.ops.math import math_ops
     n = array_ops.shape(params, out_type=ids.dtype)[0]
     clipped = math_ops.minimum(math_ops.maximum(ids, 0), math_ops.maximum(n - 1, 0))
     gathered = gather_ops.gather(params, clipped)

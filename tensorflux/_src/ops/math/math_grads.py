@@ -353,4 +353,4 @@ def cast_grad(op, grad):
 
 # Imported last: math_ops imports this module for its records, and the gradient
 # functions above only look math_ops up when they run.
-from tensorflux._src.ops import math_ops as M  # noqa: E402
+from tensorflux._src.ops.math import math_ops as M  # noqa: E402
