@@ -33,19 +33,19 @@ from tensorflux._src.ops.constant import (  # noqa: F401
 )
 from tensorflux._src.ops.math.math_ops import *  # noqa: F401,F403
 # Op families export their public functions through __all__.
-from tensorflux._src.ops.array_ops import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.array.array_ops import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.control.control_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.control.control_flow_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.control.functional_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.random.random_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.state.state_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.gather_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.generator_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.gather_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.generator_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.linalg.linalg_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.math.reduce_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.slicing_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.sort_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.sequence_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.slicing_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.sort_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.sequence_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.math.segment_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.graph_keys import GraphKeys  # noqa: F401
 from tensorflux._src.train.variables import *  # noqa: F401,F403
@@ -56,7 +56,7 @@ from tensorflux._src.ops.math.clip_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.debug.debug_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.debug.check_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.control.script_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.host_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.host_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.strings.string_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.sparse_tensor import *  # noqa: F401,F403
 from tensorflux._src.ops.strings.parsing_ops import *  # noqa: F401,F403

@@ -4,7 +4,7 @@ from tensorflux._src.ops.nn.conv_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.math.math_ops import sigmoid, tanh  # noqa: F401
 from tensorflux._src.ops.nn.nn_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.nn.pool_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.sort_ops import top_k  # noqa: F401
+from tensorflux._src.ops.array.sort_ops import top_k  # noqa: F401
 from tensorflux._src.ops.nn.rnn import *  # noqa: F401,F403
 from tensorflux import _nn_rnn_cell as rnn_cell  # noqa: F401,E402
 

@@ -8,10 +8,10 @@ from tensorflux._src.ops.math.math_ops import div_no_nan as divide_no_nan  # noq
 from tensorflux._src.ops.nn.nn_ops import (  # noqa: F401
     l2_normalize, log_sigmoid, log_softmax, softmax, softplus, softsign, zero_fraction,
 )
-from tensorflux._src.ops.array_grads import invert_permutation  # noqa: F401
+from tensorflux._src.ops.array.array_grads import invert_permutation  # noqa: F401
 from tensorflux._src.ops.math.reduce_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.math.segment_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.sort_ops import top_k  # noqa: F401
+from tensorflux._src.ops.array.sort_ops import top_k  # noqa: F401
 from tensorflux._src.ops.math.accumulate import *  # noqa: F401,F403
 from tensorflux._src.ops.math.approx_topk import approx_max_k, approx_min_k, in_top_k  # noqa
 from tensorflux._src.ops.math.counting import *  # noqa: F401,F403

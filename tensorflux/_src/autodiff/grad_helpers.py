@@ -38,7 +38,7 @@ register(OpDef(
 
 def unbroadcast(grad, x):
     """Sums `grad` over the axes along which `x` was broadcast, then reshapes to x."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     from tensorflux._src.ops.math import reduce_ops
     if (x.shape.is_fully_defined() and grad.shape.is_fully_defined()
             and x.shape == grad.shape):

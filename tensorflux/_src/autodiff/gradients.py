@@ -159,7 +159,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                                     f"{y.dtype.name})" if y.dtype.is_complex else
                                     f"Cannot compute gradient of non-floating point tensor "
                                     f"{y.name} ({y.dtype.name}): pass grad_ys.")
-                from tensorflux._src.ops.generator_ops import ones_like
+                from tensorflux._src.ops.array.generator_ops import ones_like
                 gy = ones_like(y, name=f"grad_ys_{i}")
             else:
                 gy = convert_to_tensor(gy, dtype=y.dtype.base_dtype, name=f"grad_ys_{i}")
@@ -199,7 +199,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
 def _unconnected(x, unconnected_gradients):
     if unconnected_gradients is UnconnectedGradients.NONE:
         return None
-    from tensorflux._src.ops.generator_ops import zeros_like
+    from tensorflux._src.ops.array.generator_ops import zeros_like
     return zeros_like(x, dtype=x.dtype.base_dtype)
 
 
@@ -215,7 +215,7 @@ def _colocated_with(op, colocate):
 
 
 def _zeros_for(tensor):
-    from tensorflux._src.ops.generator_ops import zeros_like
+    from tensorflux._src.ops.array.generator_ops import zeros_like
     return zeros_like(tensor) if _is_backpropagatable(tensor) else None
 
 

@@ -11,7 +11,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops.array.shapes import broadcast_static_shape
@@ -125,7 +125,7 @@ def log_combinations(n, counts, name="log_combinations"):
 
 def where(condition, x, y):
     """Elements of x where condition holds, else of y; all three broadcast."""
-    from tensorflux._src.ops.gather_ops import where_v2
+    from tensorflux._src.ops.array.gather_ops import where_v2
     return where_v2(condition, x, y)
 
 

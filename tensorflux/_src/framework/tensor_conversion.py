@@ -186,7 +186,7 @@ def _autopack(value, dtype=None, name=None, as_ref=False):
     """Lists and tuples that hold Tensors become a Pack op, as in TF."""
     if not _contains_tensor(value):
         return NotImplemented
-    from tensorflux._src.ops.array_ops import _autopacking_helper
+    from tensorflux._src.ops.array.array_ops import _autopacking_helper
     return _autopacking_helper(value, dtype, name or "packed")
 
 

@@ -408,7 +408,7 @@ class Layer(KerasLayerSurface):
         return self.__call__(inputs, *args, **kwargs)
 
     def _handle_activity_regularization(self, inputs, outputs):
-        from tensorflux._src.ops import array_ops
+        from tensorflux._src.ops.array import array_ops
         from tensorflux._src.ops.math import math_ops
         flat = outputs if isinstance(outputs, (list, tuple)) else [outputs]
         with _graph.name_scope("ActivityRegularizer"):

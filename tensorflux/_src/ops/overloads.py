@@ -62,7 +62,7 @@ Tensor.__invert__ = lambda x: math_ops.logical_not(x)
 
 
 def _getitem(tensor, slice_spec):
-    from tensorflux._src.ops.slicing_ops import slice_helper
+    from tensorflux._src.ops.array.slicing_ops import slice_helper
     return slice_helper(tensor, slice_spec)
 
 

@@ -42,7 +42,7 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         return tensor
     if num_epochs <= 0:
         raise ValueError(f"num_epochs must be > 0 not {num_epochs}.")
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     from tensorflux._src.ops.state import state_ops
     from tensorflux._src.ops.constant import constant
     from tensorflux._src.train.variables import Variable
@@ -86,7 +86,7 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None,
                           capacity=32, shared_name=None, name=None, cancel_op=None):
     """A queue of filenames (or any strings) for a reader, `num_epochs` times over."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     from tensorflux._src.ops.math import math_ops
     from tensorflux._src.ops.debug import debug_ops
     not_null_err = "string_input_producer requires a non-null input tensor"
@@ -105,7 +105,7 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32,
                          shared_name=None, name=None):
     """A queue of the integers 0 .. limit-1, `num_epochs` times over."""
-    from tensorflux._src.ops import generator_ops
+    from tensorflux._src.ops.array import generator_ops
     with _graph.name_scope(name or "input_producer") as scope:
         range_tensor = generator_ops.range(limit)
         return input_producer(range_tensor, [], num_epochs, shuffle, seed, capacity,
@@ -115,7 +115,7 @@ def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capaci
 def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
                          capacity=32, shared_name=None, name=None):
     """One row (slice along dimension 0) of each tensor per dequeue, rows in step."""
-    from tensorflux._src.ops import array_ops, gather_ops
+    from tensorflux._src.ops.array import array_ops, gather_ops
     with _graph.name_scope(name or "input_producer"):
         tensor_list = [convert_to_tensor(t) for t in tensor_list]
         if not tensor_list:

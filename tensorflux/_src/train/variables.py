@@ -20,7 +20,7 @@ from tensorflux._src.framework.operation import Reference
 from tensorflux._src.framework.tensor_conversion import (
     convert_to_tensor, register_tensor_conversion_function,
 )
-from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.state import state_ops
 from tensorflux._src.ops.control import control_ops
 from tensorflux._src.ops.control.bodies import outside_bodies
@@ -433,7 +433,7 @@ def assert_variables_initialized(var_list=None):
 def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
     """A 1-D string tensor: names of the variables in var_list (default: all global and
     local variables) that have no value in the session yet."""
-    from tensorflux._src.ops import host_ops  # noqa: F401  (registers the op)
+    from tensorflux._src.ops.array import host_ops  # noqa: F401  (registers the op)
     from tensorflux._src.ops.op_builder import apply_op
     if var_list is None:
         var_list = global_variables() + local_variables()

@@ -18,7 +18,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array_ops import (ANY, dims_str, kernel_error, merge_shapes,
+from tensorflux._src.ops.array.array_ops import (ANY, dims_str, kernel_error, merge_shapes,
                                            static_input, with_rank, with_rank_at_least)
 from tensorflux._src.ops.array.index_checks import is_traced
 from tensorflux._src.compiler import effects
@@ -108,7 +108,7 @@ def _positive_axis(axis, ndims):
 
 
 def _tile_one_dimension(data, axis, multiple):
-    from tensorflux._src.ops import array_ops, generator_ops
+    from tensorflux._src.ops.array import array_ops, generator_ops
     if data.shape.ndims is not None:
         multiples = [1] * data.shape.ndims
         multiples[axis] = multiple
@@ -119,7 +119,7 @@ def _tile_one_dimension(data, axis, multiple):
 
 
 def _with_nonzero_rank(data):
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     if data.shape.ndims is not None:
         return array_ops.stack([data]) if data.shape.ndims == 0 else data
     data_shape = array_ops.shape(data)
@@ -128,7 +128,7 @@ def _with_nonzero_rank(data):
 
 
 def _repeat_with_axis(data, repeats, axis, name):
-    from tensorflux._src.ops import array_ops, gather_ops, host_ops
+    from tensorflux._src.ops.array import array_ops, gather_ops, host_ops
     from tensorflux._src.ops.math import math_ops, reduce_ops
     if not isinstance(axis, int):
         raise TypeError(f"axis must be an int; got {type(axis).__name__}")
@@ -178,7 +178,7 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     """np.repeat: each element (slice along `axis`) `repeats` times; with axis=None the
     flattened input."""
     if axis is None:
-        from tensorflux._src.ops.array_ops import reshape
+        from tensorflux._src.ops.array.array_ops import reshape
         input = reshape(input, [-1])  # noqa: A001
         axis = 0
     return _repeat_with_axis(input, repeats, axis, name)
@@ -188,7 +188,7 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
 def meshgrid(*args, **kwargs):
     """N-D coordinate arrays from N 1-D ones; indexing 'xy' (default) swaps the first two
     output dimensions, 'ij' keeps them in argument order."""
-    from tensorflux._src.ops import array_ops, generator_ops
+    from tensorflux._src.ops.array import array_ops, generator_ops
     indexing = kwargs.pop("indexing", "xy")
     name = kwargs.pop("name", "meshgrid")
     if kwargs:
@@ -237,7 +237,7 @@ register(OpDef(
 def parallel_stack(values, name="parallel_stack"):
     """stack(values) along a new first axis; needs fully known input shapes, and (as in
     TF) has no gradient."""
-    from tensorflux._src.ops.array_ops import expand_dims
+    from tensorflux._src.ops.array.array_ops import expand_dims
     with _graph.name_scope(name):
         value_shape = convert_to_tensor(values[0]).shape
         output_shape = TensorShape([len(values)]).concatenate(value_shape)
@@ -248,7 +248,8 @@ def parallel_stack(values, name="parallel_stack"):
 # -- sequence_mask, batch_gather -------------------------------------------------------------
 def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool, name=None):
     """mask[..., j] = j < lengths[...], with maxlen columns (default max(lengths))."""
-    from tensorflux._src.ops import array_ops, constant
+    from tensorflux._src.ops.array import array_ops
+    from tensorflux._src.ops import constant
     from tensorflux._src.ops.math import math_ops, reduce_ops
     with _graph.name_scope(name, "SequenceMask", [lengths, maxlen]):
         lengths = convert_to_tensor(lengths)
@@ -275,7 +276,7 @@ def batch_gather(params, indices, name=None):
     TF1's recipe: batch offsets are added to the indices and one flat gather reads them,
     so an index past its row's end reads the next row, as in TF.
     """
-    from tensorflux._src.ops import array_ops, gather_ops, generator_ops
+    from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
     from tensorflux._src.ops.math import math_ops, reduce_ops
     with _graph.name_scope(name, "BatchGather", [params, indices]):
         indices = convert_to_tensor(indices, name="indices")

@@ -104,7 +104,7 @@ def functional_grad(op, *grads):
     float_out = functional.differentiable_outputs(op)
     if not op._attrs.get("back_prop", True) or not float_in or not float_out:
         return result
-    from tensorflux._src.ops.generator_ops import zeros_like
+    from tensorflux._src.ops.array.generator_ops import zeros_like
     out_grads = [grads[j] if grads[j] is not None else zeros_like(op.outputs[j])
                  for j in float_out]
     graph = op.graph
@@ -233,7 +233,7 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
                              {"branches": tuple(bodies)}, "If")
         if not op.outputs:
             return op
-        from tensorflux._src.ops.array_ops import identity
+        from tensorflux._src.ops.array.array_ops import identity
         outs = [identity(t, name="Merge") for t in op.outputs]
         return pack(treedefs[0], outs)
 
@@ -279,7 +279,7 @@ def _bind_cond(pred, fn, otherwise, strict):
 
 def _exclusive_preds(preds):
     """The predicates, available only after a check that at most one of them holds."""
-    from tensorflux._src.ops.array_ops import identity, stack
+    from tensorflux._src.ops.array.array_ops import identity, stack
     from tensorflux._src.ops.math.math_ops import cast
     from tensorflux._src.ops.math.reduce_ops import reduce_sum
     count = reduce_sum(cast(stack(preds), _dtypes.int32))
@@ -379,7 +379,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                               "host_loop": any(_changes_shape(t.shape, r.shape, s) for t, r, s
                                                in zip(inits, flat_results, invariants))},
                              "While")
-        from tensorflux._src.ops.array_ops import identity
+        from tensorflux._src.ops.array.array_ops import identity
         outs = [identity(t, name="Exit") for t in op.outputs]
         if not return_same_structure and len(outs) == 1:
             return outs[0]

@@ -46,7 +46,7 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TF's public 
         deps = [_as_op(t) for t in tensors if t is not None]
         deps += [_as_op(c) for c in (control_inputs or [])]
         gate = group(*deps, name="control_dependency")
-        from tensorflux._src.ops.array_ops import identity
+        from tensorflux._src.ops.array.array_ops import identity
         out = []
         for t in tensors:
             if t is None:

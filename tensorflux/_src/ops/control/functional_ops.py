@@ -160,7 +160,7 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
         outs, treedef = _build(fn, "scan", accs, acc_treedef, tensors, elems_treedef, reverse,
                                back_prop, "scan")
         if initializer is None:  # TF1 includes the first element as the first result
-            from tensorflux._src.ops.array_ops import concat, expand_dims
+            from tensorflux._src.ops.array.array_ops import concat, expand_dims
             outs = [concat([o, expand_dims(a, 0)] if reverse else [expand_dims(a, 0), o], 0)
                     for a, o in zip(accs, outs)]
         return pack(treedef, outs)

@@ -20,7 +20,7 @@ from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.control import control_flow_ops, functional_ops
 from tensorflux._src.ops.control.bodies import outside_bodies
 from tensorflux._src.ops.op_builder import apply_op

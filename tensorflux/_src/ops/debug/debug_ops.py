@@ -367,7 +367,7 @@ def check_numerics(tensor, message, name=None):
 
 def verify_tensor_all_finite(t=None, msg=None, name=None, x=None, message=None):
     """`t` after a check_numerics of it (also `tf.debugging.assert_all_finite`)."""
-    from tensorflux._src.ops.array_ops import identity
+    from tensorflux._src.ops.array.array_ops import identity
     x = t if x is None else x
     message = msg if message is None else message
     with _graph.name_scope(name, "VerifyFinite", [x]):

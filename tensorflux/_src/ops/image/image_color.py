@@ -16,9 +16,9 @@ import jax.numpy as jnp
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.array_ops import dims_str, kernel_error, with_rank, with_rank_at_least
+from tensorflux._src.ops.array.array_ops import dims_str, kernel_error, with_rank, with_rank_at_least
 from tensorflux._src.ops.image.image_ops import (
     convert_image_dtype, numpy_as_tensor, tf_assert, with_dependencies)
 from tensorflux._src.ops.op_builder import apply_op
@@ -233,7 +233,7 @@ def grayscale_to_rgb(images, name=None):
         if shape.ndims is not None and shape[-1].value not in (None, 1):
             raise ValueError(f"Last dimension of a grayscale image should be size 1, got "
                              f"shape {shape}.")
-        from tensorflux._src.ops.generator_ops import ones
+        from tensorflux._src.ops.array.generator_ops import ones
         rank_1 = array_ops.expand_dims(array_ops.rank(images) - 1, 0)
         multiples = array_ops.concat([ones(rank_1, dtype=_dtypes.int32),
                                       array_ops.expand_dims(3, 0)], 0)

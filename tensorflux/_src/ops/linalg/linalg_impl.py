@@ -12,13 +12,13 @@ from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.array_ops import (
+from tensorflux._src.ops.array.array_ops import (
     dims_str, expand_dims, kernel_error, matrix_transpose, merge_shapes, shape, squeeze,
     transpose, with_rank_at_least,
 )
 from tensorflux._src.framework import errors
-from tensorflux._src.ops.gather_ops import one_hot, where_v2
-from tensorflux._src.ops.generator_ops import eye, ones
+from tensorflux._src.ops.array.gather_ops import one_hot, where_v2
+from tensorflux._src.ops.array.generator_ops import eye, ones
 from tensorflux._src.ops.linalg.diag_ops import matrix_band_part, matrix_diag_part, \
     matrix_set_diag
 from tensorflux._src.ops.linalg.factor_ops import cholesky, matrix_triangular_solve

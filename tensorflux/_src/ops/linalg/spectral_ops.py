@@ -19,10 +19,10 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.array_ops import (
+from tensorflux._src.ops.array.array_ops import (
     concat, expand_dims, matrix_transpose, reshape, shape, with_rank_at_least,
 )
-from tensorflux._src.ops.generator_ops import eye, zeros_like
+from tensorflux._src.ops.array.generator_ops import eye, zeros_like
 from tensorflux._src.ops.linalg import _common as c
 from tensorflux._src.ops.linalg.diag_ops import (
     matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,

@@ -19,7 +19,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, unknown_shape
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.array_ops import (
+from tensorflux._src.ops.array.array_ops import (
     expand_dims, matrix_transpose, merge_shapes, pad, squeeze, stack, with_rank_at_least,
 )
 from tensorflux._src.ops.linalg import _common as c
@@ -322,7 +322,7 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
             lo, hi = select_range[0], select_range[1]
             values, vectors = values[lo:hi + 1], vectors[:, lo:hi + 1]
         elif select == "v":
-            from tensorflux._src.ops.host_ops import boolean_mask
+            from tensorflux._src.ops.array.host_ops import boolean_mask
             lo = math_ops.cast(select_range[0], values.dtype)
             hi = math_ops.cast(select_range[1], values.dtype)
             keep = math_ops.logical_and(math_ops.greater(values, lo),

@@ -505,8 +505,8 @@ def complex(real, imag, name=None):  # noqa: A001 - TF's public name
 
 
 # Where the functions that composites borrow live (TF keeps most in array_ops).
-_BORROWED_FROM = ("ops.array_ops", "ops.generator_ops", "ops.gather_ops", "ops.slicing_ops",
-                  "ops.sort_ops", "autodiff.gradients")
+_BORROWED_FROM = ("ops.array.array_ops", "ops.array.generator_ops", "ops.array.gather_ops", "ops.array.slicing_ops",
+                  "ops.array.sort_ops", "autodiff.gradients")
 
 
 def array_fn(name):

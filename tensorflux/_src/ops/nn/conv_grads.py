@@ -28,7 +28,7 @@ def _attrs(op):
 
 
 def _shape(t):
-    from tensorflux._src.ops.array_ops import shape
+    from tensorflux._src.ops.array.array_ops import shape
     return shape(t)
 
 

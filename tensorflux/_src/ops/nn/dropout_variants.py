@@ -21,7 +21,7 @@ __all__ = ["general_dropout", "stateless_dropout"]
 
 
 def _dropout(x, rate, noise_shape, uniform_sampler, name, default_name):
-    from tensorflux._src.ops import gather_ops
+    from tensorflux._src.ops.array import gather_ops
     from tensorflux._src.ops.math import math_ops
     from tensorflux._src.ops.nn.nn_ops import _noise_shape
     with _graph.name_scope(name, default_name, [x]):

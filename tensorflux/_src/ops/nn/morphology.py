@@ -25,7 +25,7 @@ from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array_ops import with_rank
+from tensorflux._src.ops.array.array_ops import with_rank
 from tensorflux._src.ops.nn.ctc import merge_dim
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
@@ -198,7 +198,7 @@ def dilation2d(input, filter=None, strides=None, rates=None, padding=None,  # no
 def erosion2d(value, kernel, strides, rates, padding, name=None):
     """Grayscale erosion: the min over each window of value - kernel (kernel applied
     unmirrored), computed as -dilation2d(-value, reverse(kernel, [0, 1]))."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "erosion2d", [value, kernel]) as scope:
         value = convert_to_tensor(value, name="value")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.gather_ops import gather, where
+from tensorflux._src.ops.array.gather_ops import gather, where
 
 __all__ = ["embedding_lookup"]
 
@@ -27,7 +27,7 @@ def _clip(params, ids, max_norm):
     if ids_rank is not None and params_rank is not None:
         axes = list(range(ids_rank, params_rank))
     else:
-        from tensorflux._src.ops.generator_ops import range as tf_range
+        from tensorflux._src.ops.array.generator_ops import range as tf_range
         axes = tf_range(array_ops.rank(ids), array_ops.rank(params))
     return clip_by_norm(params, max_norm, axes=axes)
 
@@ -88,7 +88,7 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
             element_shape = element_shape.merge_with(rest)
         flat_ids = array_ops.reshape(ids, [-1])
         p_assignments, new_ids = _partitions(flat_ids, params, partition_strategy)
-        from tensorflux._src.ops.generator_ops import zeros_like
+        from tensorflux._src.ops.array.generator_ops import zeros_like
         rows = None
         for p, part in enumerate(params):
             mine = math_ops.equal(p_assignments, convert_to_tensor(p, dtype=flat_ids.dtype))

@@ -85,7 +85,7 @@ register(OpDef("LogSoftmax", inputs=("logits: T",), outputs=("logsoftmax: T",),
 
 def _along_last_axis(op_type, logits, axis, name):
     """TF's softmax ops work on the last axis; other axes are swapped there and back."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     logits = convert_to_tensor(logits, name="logits")
     rank = logits.shape.ndims
     if axis is None or axis == -1 or (rank is not None and axis == rank - 1):
@@ -141,7 +141,7 @@ def _xent_lower(features, labels):
 
 def _xent_grad(op, dloss, dbackprop):
     from tensorflux._src.autodiff.grad_helpers import unbroadcast
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     d = array_ops.expand_dims(dloss, -1)
     grad_logits = d * op.outputs[1]
     grad_labels = d * -apply_op("LogSoftmax", logits=op.inputs[0])
@@ -158,7 +158,7 @@ register(OpDef(
 
 def _flatten_outer_dims(x):
     """[d0, ..., dn-1, classes] -> [d0 * ... * dn-1, classes], keeping known sizes."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     shape = x.shape
     if shape.ndims == 2:
         return x
@@ -178,7 +178,7 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
     in float32), both are flattened to [rows, classes] separately, and the op broadcasts
     them, so labels of shape [1, batch, classes] or [classes] against [batch, classes]
     logits give one loss per logits row."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     from tensorflux._src.ops.math import math_ops
     if _sentinel is not None:
         raise ValueError("Only call `softmax_cross_entropy_with_logits_v2` with named "
@@ -274,7 +274,7 @@ def _sparse_xent_lower(features, labels):
 
 
 def _sparse_xent_grad(op, dloss, dbackprop):
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     return [array_ops.expand_dims(dloss, -1) * op.outputs[1], None]
 
 
@@ -288,7 +288,7 @@ register(OpDef(
 def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
                                              name=None):
     """Cross-entropy of integer class labels (shape [d0..dn-1]) against logits [.., C]."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     if _sentinel is not None:
         raise ValueError("Only call `sparse_softmax_cross_entropy_with_logits` with named "
                          "arguments (labels=..., logits=..., ...)")
@@ -361,12 +361,12 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 
 
 def _zeros_like(x):
-    from tensorflux._src.ops.generator_ops import zeros_like
+    from tensorflux._src.ops.array.generator_ops import zeros_like
     return zeros_like(x)
 
 
 def _where(cond, x, y):
-    from tensorflux._src.ops.gather_ops import where
+    from tensorflux._src.ops.array.gather_ops import where
     return where(cond, x, y)
 
 
@@ -455,7 +455,7 @@ def relu6(features, name=None):
 
 def crelu(features, name=None, axis=-1):
     """Concatenated ReLU: relu(concat([features, -features], axis)); doubles that axis."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     with _graph.name_scope(name, "CRelu", [features]) as scope:
         features = convert_to_tensor(features, name="features")
         c = array_ops.concat([features, -features], axis, name="concat")
@@ -535,7 +535,7 @@ def log_sigmoid(x, name=None):
 
 # -- in_top_k --------------------------------------------------------------------------------
 def _in_top_k_shape(op):
-    from tensorflux._src.ops.array_ops import merge_shapes, with_rank
+    from tensorflux._src.ops.array.array_ops import merge_shapes, with_rank
     predictions = with_rank(op.inputs[0].shape, 2)
     targets = with_rank(op.inputs[1].shape, 1)
     with_rank(op.inputs[2].shape, 0)
@@ -568,7 +568,7 @@ def in_top_k(predictions, targets, k, name=None):
 
 # -- dropout and other composites ---------------------------------------------------------------
 def _noise_shape(x, noise_shape):
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     if noise_shape is None:
         return array_ops.shape(x)
     try:
@@ -630,7 +630,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
 
 def zero_fraction(value, name=None):
     """The fraction of zeros in `value`, as float32 (NaN when value is empty)."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     from tensorflux._src.ops.math import math_ops, reduce_ops
     with _graph.name_scope(name, "zero_fraction", [value]):
         value = convert_to_tensor(value, name="value")

@@ -24,7 +24,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import random_seed
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import array_ops, slicing_ops
+from tensorflux._src.ops.array import array_ops, slicing_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
@@ -203,7 +203,7 @@ def _accidental_hit_mask(labels, sampled, num_sampled):
 # -- sampled losses ------------------------------------------------------------------------------
 def _sum_rows(x):
     # matmul with ones, as TF does (its gradient is cheaper than reduce_sum's there).
-    from tensorflux._src.ops.generator_ops import ones
+    from tensorflux._src.ops.array.generator_ops import ones
     from tensorflux._src.ops.linalg.linalg_ops import matmul
     cols = array_ops.shape(x)[1]
     return array_ops.reshape(matmul(x, ones(array_ops.stack([cols, 1]), x.dtype)), [-1])
@@ -216,7 +216,7 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_cl
     """(logits [batch, num_true + num_sampled], labels of the same shape): the true classes'
     logits first, each true label 1 / num_true."""
     from tensorflux._src.autodiff.gradients import stop_gradient
-    from tensorflux._src.ops.generator_ops import ones_like, zeros_like
+    from tensorflux._src.ops.array.generator_ops import ones_like, zeros_like
     from tensorflux._src.ops.linalg.linalg_ops import matmul
     from tensorflux._src.ops.nn.nn_embedding_ops import _as_param_list, embedding_lookup
     weights = _as_param_list(weights)

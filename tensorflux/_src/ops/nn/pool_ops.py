@@ -50,7 +50,7 @@ def _pool2d(op_type, default_name, value, ksize, strides, padding, data_format, 
 
 def _pool1d(op_type, default_name, input, ksize, strides, padding, data_format,  # noqa: A002
             name):
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     with _graph.name_scope(name, default_name, [input]) as scope:
         if data_format is None:
             data_format = "NWC"

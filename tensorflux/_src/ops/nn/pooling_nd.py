@@ -15,7 +15,7 @@ import numpy as np
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.array.moves import with_space_to_batch
 from tensorflux._src.ops.nn.window_utils import deprecated_argument_lookup
 

@@ -22,7 +22,7 @@ _NUM_REPLICAS = 1  # see the module docstring
 def _scale_by_sample_weight(losses, sample_weight):
     """TF's losses_util.scale_losses_by_sample_weight: float32 product, with weights of
     rank +-1 squeezed or expanded to the losses' rank (static ranks)."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     from tensorflux._src.ops.math import math_ops
     losses = math_ops.cast(losses, _dtypes.float32)
     sample_weight = math_ops.cast(sample_weight, _dtypes.float32)
@@ -38,7 +38,7 @@ def _scale_by_sample_weight(losses, sample_weight):
 def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
     """sum(per_example_loss * sample_weight) / global_batch_size, where the global batch
     size defaults to the first dimension of per_example_loss (times the replica count)."""
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     from tensorflux._src.ops.math import math_ops, reduce_ops
     per_example_loss = convert_to_tensor(per_example_loss)
     input_dtype = per_example_loss.dtype

@@ -25,7 +25,7 @@ from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.layers.base import InputSpec, Layer
-from tensorflux._src.ops import array_ops, generator_ops, slicing_ops
+from tensorflux._src.ops.array import array_ops, generator_ops, slicing_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.nn import nn_ops
 from tensorflux._src.ops.linalg import linalg_ops

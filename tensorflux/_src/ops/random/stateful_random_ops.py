@@ -20,9 +20,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
-from tensorflux._src.ops.array_ops import kernel_error, with_rank
+from tensorflux._src.ops.array.array_ops import kernel_error, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.random import stateless_random_ops as v1
@@ -314,7 +314,7 @@ class Generator:
     def make_seeds(self, count=1):
         """[2, count] int64 seeds for the stateless ops."""
         keys = self._make_int64_keys(shape=[count])
-        from tensorflux._src.ops.generator_ops import zeros_like
+        from tensorflux._src.ops.array.generator_ops import zeros_like
         return array_ops.stack([keys, zeros_like(keys)])
 
     def split(self, count=1):

@@ -12,7 +12,7 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops, gather_ops, generator_ops
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
 from tensorflux._src.ops.math import math_ops, segment_ops
 from tensorflux._src.ops.shape_fns import static_value
 

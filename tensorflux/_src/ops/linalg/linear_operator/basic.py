@@ -11,9 +11,9 @@ from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.array_ops import concat, expand_dims, shape
+from tensorflux._src.ops.array.array_ops import concat, expand_dims, shape
 from tensorflux._src.ops.debug.check_ops import assert_equal, assert_positive
-from tensorflux._src.ops.generator_ops import eye, ones, zeros
+from tensorflux._src.ops.array.generator_ops import eye, ones, zeros
 from tensorflux._src.ops.linalg.diag_ops import (
     matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,
 )
@@ -265,7 +265,7 @@ class _SizedOperator(LinearOperator):
 
     def _shape_tensor(self):
         matrix = [self._num_rows, self._num_columns]
-        from tensorflux._src.ops.array_ops import stack
+        from tensorflux._src.ops.array.array_ops import stack
         if self._batch_shape_arg is None:
             return stack(matrix)
         return concat([self._batch_shape_arg, stack(matrix)], 0)
@@ -458,7 +458,7 @@ class LinearOperatorZeros(_SizedOperator):
         batch = self._batch_list()
         if isinstance(batch, list) and all(isinstance(v, int) for v in (rows, cols)):
             return batch + [rows, cols]
-        from tensorflux._src.ops.array_ops import stack
+        from tensorflux._src.ops.array.array_ops import stack
         return concat([convert_to_tensor(batch, dtype=_d.int32),
                        stack([convert_to_tensor(rows, dtype=_d.int32),
                               convert_to_tensor(cols, dtype=_d.int32)])], 0)

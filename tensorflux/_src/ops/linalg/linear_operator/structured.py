@@ -17,11 +17,11 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.array_ops import concat, reshape, reverse, shape, stack, transpose
+from tensorflux._src.ops.array.array_ops import concat, reshape, reverse, shape, stack, transpose
 from tensorflux._src.ops.debug.check_ops import assert_equal
 from tensorflux._src.ops.constant import constant
-from tensorflux._src.ops.gather_ops import gather, one_hot
-from tensorflux._src.ops.generator_ops import ones, ones_like, range as tf_range
+from tensorflux._src.ops.array.gather_ops import gather, one_hot
+from tensorflux._src.ops.array.generator_ops import ones, ones_like, range as tf_range
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag
 from tensorflux._src.ops.linalg.linear_operator.base import LinearOperator, adjoint
 from tensorflux._src.ops.linalg.linear_operator.basic import check_dtype

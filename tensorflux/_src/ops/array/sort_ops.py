@@ -18,7 +18,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array_ops import (kernel_error, shape, static_input, static_scalar,
+from tensorflux._src.ops.array.array_ops import (kernel_error, shape, static_input, static_scalar,
                                            transpose, with_rank, with_rank_at_least)
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.op_builder import apply_op
@@ -59,10 +59,10 @@ def _top_k_lower(input, k):  # noqa: A002 - sorted=False may return any order; o
 
 def _top_k_grad(op, dvalues, dindices=None):
     """Scatters each value's gradient back to the input position top_k took it from."""
-    from tensorflux._src.ops import array_ops as A
-    from tensorflux._src.ops import generator_ops
+    from tensorflux._src.ops.array import array_ops as A
+    from tensorflux._src.ops.array import generator_ops
     from tensorflux._src.ops.math import reduce_ops
-    from tensorflux._src.ops.gather_ops import scatter_nd
+    from tensorflux._src.ops.array.gather_ops import scatter_nd
     x, indices = op.inputs[0], op.outputs[1]
     in_shape = shape(x)
     outer = reduce_ops.reduce_prod(in_shape[:-1])  # rows of the last dimension

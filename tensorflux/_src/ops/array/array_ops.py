@@ -22,8 +22,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
-from tensorflux._src.ops import array_grads as _g
-from tensorflux._src.ops.array_grads import invert_permutation
+from tensorflux._src.ops.array import array_grads as _g
+from tensorflux._src.ops.array.array_grads import invert_permutation
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor, static_value, unchanged
@@ -375,7 +375,7 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
             if a.shape.ndims is not None:
                 perm = np.arange(a.shape.ndims - 1, -1, -1, dtype=np.int32)
             else:
-                from tensorflux._src.ops import generator_ops
+                from tensorflux._src.ops.array import generator_ops
                 from tensorflux._src.ops.math import math_ops
                 perm = generator_ops.range(math_ops.subtract(rank(a), 1), -1, -1)
         return apply_op(op_type, name=scope, x=a, perm=perm)
@@ -392,7 +392,7 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
                                  f"Found: {a.shape}")
             perm = list(range(ndims - 2)) + [ndims - 1, ndims - 2]
         else:
-            from tensorflux._src.ops import generator_ops
+            from tensorflux._src.ops.array import generator_ops
             from tensorflux._src.ops.math import math_ops
             a_rank = rank(a)
             perm = concat([generator_ops.range(0, math_ops.subtract(a_rank, 2), 1),

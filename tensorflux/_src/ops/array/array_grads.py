@@ -22,7 +22,7 @@ from tensorflux._src.ops.shape_fns import static_value
 
 
 def _a():
-    from tensorflux._src.ops import array_ops
+    from tensorflux._src.ops.array import array_ops
     return array_ops
 
 
@@ -77,7 +77,7 @@ def _mirror_pad_grad_shape(op):
 
 
 def _mirror_pad_grad_lower(input, paddings, mode):  # noqa: A002 - TF's argument name
-    from tensorflux._src.ops.array_ops import kernel_error, static_input
+    from tensorflux._src.ops.array.array_ops import kernel_error, static_input
     pads = static_input(paddings, "MirrorPadGrad", "paddings").astype(np.int64)
     off = 1 if mode == "REFLECT" else 0  # REFLECT leaves out the edge; SYMMETRIC repeats it
     g = input
@@ -142,7 +142,7 @@ def unpack_grad(op, *dys):
 def concat_grad(op, dy):
     # Cut dy back into the inputs' extents along the axis (sizes fold to constants).
     from tensorflux._src.ops.math import math_ops
-    from tensorflux._src.ops import slicing_ops
+    from tensorflux._src.ops.array import slicing_ops
     a = _a()
     values, axis = op.inputs[:-1], op.inputs[-1]
     sizes = a.stack([a.shape(v)[axis] for v in values]) if len(values) > 1 else \
@@ -156,7 +156,7 @@ def concat_grad(op, dy):
 
 def tile_grad(op, dy):
     # Reshape dy to (m0, d0, m1, d1, ...) and sum over the multiples' axes.
-    from tensorflux._src.ops import generator_ops
+    from tensorflux._src.ops.array import generator_ops
     from tensorflux._src.ops.math import reduce_ops
     a = _a()
     x, multiples = op.inputs
@@ -171,7 +171,7 @@ def tile_grad(op, dy):
 def pad_grad(op, dy):
     # The input is the slice of dy after the leading padding. PadV2's constant_values
     # gets None, as in TF.
-    from tensorflux._src.ops import slicing_ops
+    from tensorflux._src.ops.array import slicing_ops
     a = _a()
     x, paddings = op.inputs[:2]
     begin = slicing_ops.slice_helper(paddings, (slice(None), 0))

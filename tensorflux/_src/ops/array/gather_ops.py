@@ -22,8 +22,8 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array_ops import shape as _shape_op
-from tensorflux._src.ops.array_ops import (ANY, dims_str, kernel_error, merge_shapes,
+from tensorflux._src.ops.array.array_ops import shape as _shape_op
+from tensorflux._src.ops.array.array_ops import (ANY, dims_str, kernel_error, merge_shapes,
                                            static_input, static_scalar, with_rank,
                                            with_rank_at_least)
 from tensorflux._src.ops.op_builder import apply_op
@@ -123,8 +123,8 @@ def _gather_lower(params, indices, axis, batch_dims):
 def _gather_grad(op, dy):
     """Dense params gradient (TF builds IndexedSlices): a segment sum of dy's slices into
     the rows they were gathered from, so repeated indices accumulate."""
-    from tensorflux._src.ops import array_ops as A
-    from tensorflux._src.ops import generator_ops
+    from tensorflux._src.ops.array import array_ops as A
+    from tensorflux._src.ops.array import generator_ops
     from tensorflux._src.ops.math import math_ops, reduce_ops
     params, indices, axis_t = op.inputs
     batch_dims, axis = op.get_attr("batch_dims"), static_scalar(axis_t)
@@ -385,7 +385,7 @@ def _select_lower(condition, t, e):
 
 
 def _select_grad(op, dy):
-    from tensorflux._src.ops.generator_ops import zeros_like
+    from tensorflux._src.ops.array.generator_ops import zeros_like
     c, zeros = op.inputs[0], zeros_like(dy)
     return [None, where(c, dy, zeros), where(c, zeros, dy)]
 
@@ -421,7 +421,7 @@ def where(condition, x=None, y=None, name=None):
     With only `condition`: the int64 coordinates [n, rank] of its true elements.
     """
     if _one_argument_form(x, y):
-        from tensorflux._src.ops.host_ops import where_indices  # host_ops imports us
+        from tensorflux._src.ops.array.host_ops import where_indices  # host_ops imports us
         return where_indices(condition, name=name)
     return apply_op("Select", name=name, condition=condition, t=x, e=y)
 
@@ -432,6 +432,6 @@ def where_v2(condition, x=None, y=None, name=None):
     With only `condition`: the int64 coordinates [n, rank] of its true elements.
     """
     if _one_argument_form(x, y):
-        from tensorflux._src.ops.host_ops import where_indices
+        from tensorflux._src.ops.array.host_ops import where_indices
         return where_indices(condition, name=name)
     return apply_op("SelectV2", name=name, condition=condition, t=x, e=y)

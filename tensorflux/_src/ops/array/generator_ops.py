@@ -17,8 +17,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array_grads import fill_grad as _fill_grad
-from tensorflux._src.ops.array_ops import (ANY, broadcast_to, kernel_error, shape_arg,
+from tensorflux._src.ops.array.array_grads import fill_grad as _fill_grad
+from tensorflux._src.ops.array.array_ops import (ANY, broadcast_to, kernel_error, shape_arg,
                                            static_input, with_rank)
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.op_builder import apply_op
@@ -76,7 +76,7 @@ def _constant_filled(fill_value, shape, dtype, name, default_name):
             shape = convert_to_tensor(shape, dtype=_dtypes.int32 if _fits_int32(shape)
                                       else _dtypes.int64, name="shape_as_tensor")
         if shape.shape.ndims == 0:
-            from tensorflux._src.ops.array_ops import reshape
+            from tensorflux._src.ops.array.array_ops import reshape
             shape = reshape(shape, [-1])  # a scalar shape means a vector of that length
         return fill(shape, constant(value, dtype=dtype), name=scope)
 
@@ -112,7 +112,7 @@ def _filled_like(op_type, fill_fn, tensor, dtype, name, default_name, optimize):
             # Known shape: the result doesn't depend on the tensor's value at all.
             return fill_fn(tensor.shape.as_list(), dtype=dtype, name=scope)
         if dtype != tensor.dtype.base_dtype:
-            from tensorflux._src.ops.array_ops import shape as shape_op
+            from tensorflux._src.ops.array.array_ops import shape as shape_op
             out = fill_fn(shape_op(tensor), dtype=dtype, name=scope)
             out.set_shape(tensor.shape)
             return out
@@ -240,7 +240,7 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, nam
     Composed as one_hot(range(rows), columns): row i has its one at column i, and rows
     past the last column are all zero, as a rectangular identity must be.
     """
-    from tensorflux._src.ops.gather_ops import one_hot
+    from tensorflux._src.ops.array.gather_ops import one_hot
     with _graph.name_scope(name, "eye", [num_rows, num_columns, batch_shape]):
         num_columns = num_rows if num_columns is None else num_columns
         for n in (num_rows, num_columns):
@@ -254,8 +254,8 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, nam
         if batch_shape is None or (not isinstance(batch_shape, Tensor)
                                    and len(shape_arg(batch_shape)) == 0):
             return matrix
-        from tensorflux._src.ops.array_ops import concat
-        from tensorflux._src.ops.array_ops import shape as shape_op
+        from tensorflux._src.ops.array.array_ops import concat
+        from tensorflux._src.ops.array.array_ops import shape as shape_op
         if isinstance(batch_shape, Tensor):
             full = concat([batch_shape, shape_op(matrix)], 0)
         else:

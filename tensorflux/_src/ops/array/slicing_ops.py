@@ -29,8 +29,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
-from tensorflux._src.ops import array_ops as _array_ops
-from tensorflux._src.ops.array_ops import (ANY, kernel_error, merge_shapes, stack,
+from tensorflux._src.ops.array import array_ops as _array_ops
+from tensorflux._src.ops.array.array_ops import (ANY, kernel_error, merge_shapes, stack,
                                            static_input, static_scalar, with_rank,
                                            with_rank_at_least)
 from tensorflux._src.ops.op_builder import apply_op
@@ -98,9 +98,9 @@ def _slice_lower(input, begin, size):  # noqa: A002
 
 
 def _slice_grad(op, dy):
-    from tensorflux._src.ops import generator_ops
+    from tensorflux._src.ops.array import generator_ops
     from tensorflux._src.ops.math import math_ops
-    from tensorflux._src.ops.gather_ops import scatter_nd
+    from tensorflux._src.ops.array.gather_ops import scatter_nd
     x, begin = op.inputs[:2]
     x_shape = _array_ops.shape(x, out_type=begin.dtype)
     size = _array_ops.shape(op.outputs[0], out_type=begin.dtype)
@@ -347,7 +347,7 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0,
     """TF's strided slice: `input_[begin:end:strides]` per dimension, controlled by masks."""
     del var  # variable slice assignment arrives with variables
     if strides is None:
-        from tensorflux._src.ops.generator_ops import ones_like
+        from tensorflux._src.ops.array.generator_ops import ones_like
         strides = ones_like(begin)
     return apply_op("StridedSlice", name=name, input=input_, begin=begin, end=end,
                     strides=strides, begin_mask=begin_mask, end_mask=end_mask,
