@@ -32,7 +32,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.io import protos
 from tensorflux._src.io.protowire import LEN, DecodeError, iter_fields
-from tensorflux._src.ops.array.array_ops import dims_str, kernel_error
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.summary import encoders

@@ -77,7 +77,7 @@ def _mirror_pad_grad_shape(op):
 
 
 def _mirror_pad_grad_lower(input, paddings, mode):  # noqa: A002 - TF's argument name
-    from tensorflux._src.ops.array.array_ops import kernel_error, static_input
+    from tensorflux._src.ops.op_helpers import kernel_error, static_input
     pads = static_input(paddings, "MirrorPadGrad", "paddings").astype(np.int64)
     off = 1 if mode == "REFLECT" else 0  # REFLECT leaves out the edge; SYMMETRIC repeats it
     g = input

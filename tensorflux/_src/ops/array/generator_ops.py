@@ -18,8 +18,8 @@ from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array.array_grads import fill_grad as _fill_grad
-from tensorflux._src.ops.array.array_ops import (ANY, broadcast_to, kernel_error, shape_arg,
-                                           static_input, with_rank)
+from tensorflux._src.ops.array.array_ops import broadcast_to
+from tensorflux._src.ops.op_helpers import ANY, kernel_error, shape_arg, static_input, with_rank
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register

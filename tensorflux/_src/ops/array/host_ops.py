@@ -28,7 +28,7 @@ from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops as A
 from tensorflux._src.ops.array import generator_ops
 from tensorflux._src.ops.math import reduce_ops
-from tensorflux._src.ops.array.array_ops import dims_str, kernel_error, merge_shapes, with_rank
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank
 from tensorflux._src.ops.array.gather_ops import _index_str, gather
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register

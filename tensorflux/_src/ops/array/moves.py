@@ -17,8 +17,8 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array.array_ops import (ANY, dims_str, kernel_error, merge_shapes,
-                                           static_input, with_rank, with_rank_at_least)
+from tensorflux._src.ops.op_helpers import (ANY, dims_str, kernel_error, merge_shapes,
+                                            static_input, with_rank, with_rank_at_least)
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import static_value

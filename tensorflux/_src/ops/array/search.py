@@ -19,7 +19,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array.index_checks import is_traced
-from tensorflux._src.ops.array.array_ops import ANY, kernel_error, static_input, static_scalar, with_rank
+from tensorflux._src.ops.op_helpers import (ANY, kernel_error, static_input, static_scalar,
+                                            with_rank)
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 

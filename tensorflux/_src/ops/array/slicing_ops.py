@@ -30,9 +30,9 @@ from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops as _array_ops
-from tensorflux._src.ops.array.array_ops import (ANY, kernel_error, merge_shapes, stack,
-                                           static_input, static_scalar, with_rank,
-                                           with_rank_at_least)
+from tensorflux._src.ops.array.array_ops import stack
+from tensorflux._src.ops.op_helpers import (ANY, kernel_error, merge_shapes, static_input,
+                                            static_scalar, with_rank, with_rank_at_least)
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor, static_value

@@ -18,8 +18,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array.array_ops import (kernel_error, shape, static_input, static_scalar,
-                                           transpose, with_rank, with_rank_at_least)
+from tensorflux._src.ops.array.array_ops import shape, transpose
+from tensorflux._src.ops.op_helpers import (kernel_error, static_input, static_scalar, with_rank,
+                                            with_rank_at_least)
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register

@@ -15,8 +15,7 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array.index_checks import check_rows, dims_str, dropping
-from tensorflux._src.ops.array.array_ops import (ANY, kernel_error, merge_shapes,
-                                           with_rank_at_least)
+from tensorflux._src.ops.op_helpers import ANY, kernel_error, merge_shapes, with_rank_at_least
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 

@@ -19,7 +19,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array.index_checks import check_first_dim, dims_str, dropping
 from tensorflux._src.ops.array.tensor_scatter import scatter_nd_into, scatter_nd_shape_helper
-from tensorflux._src.ops.array.array_ops import ANY, kernel_error, with_rank_at_least
+from tensorflux._src.ops.op_helpers import ANY, kernel_error, with_rank_at_least
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.state.state_ops import _ref

@@ -18,7 +18,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.array.array_ops import dims_str, kernel_error, with_rank, with_rank_at_least
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank, with_rank_at_least
 from tensorflux._src.ops.image.image_ops import (
     convert_image_dtype, numpy_as_tensor, tf_assert, with_dependencies)
 from tensorflux._src.ops.op_builder import apply_op

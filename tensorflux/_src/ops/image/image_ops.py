@@ -20,6 +20,7 @@ from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops, slicing_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.op_helpers import with_rank
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = [
@@ -79,7 +80,7 @@ def image_dimensions(image, rank):
     shape = image.shape
     if shape.is_fully_defined():
         return shape.as_list()
-    static = array_ops.with_rank(shape, rank).as_list()
+    static = with_rank(shape, rank).as_list()
     dynamic = array_ops.unstack(array_ops.shape(image), rank)
     return [s if s is not None else d for s, d in zip(static, dynamic)]
 

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.ops.array.array_ops import dims_str, kernel_error, static_input
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, static_input
 
 _F32 = np.float32
 _TABLE_SIZE = 1024

@@ -12,10 +12,9 @@ from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.array.array_ops import (
-    dims_str, expand_dims, kernel_error, matrix_transpose, merge_shapes, shape, squeeze,
-    transpose, with_rank_at_least,
-)
+from tensorflux._src.ops.array.array_ops import (expand_dims, matrix_transpose, shape, squeeze,
+                                                 transpose)
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank_at_least
 from tensorflux._src.framework import errors
 from tensorflux._src.ops.array.gather_ops import one_hot, where_v2
 from tensorflux._src.ops.array.generator_ops import eye, ones

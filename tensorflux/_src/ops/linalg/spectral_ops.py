@@ -19,9 +19,9 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.array.array_ops import (
-    concat, expand_dims, matrix_transpose, reshape, shape, with_rank_at_least,
-)
+from tensorflux._src.ops.array.array_ops import (concat, expand_dims, matrix_transpose, reshape,
+                                                 shape)
+from tensorflux._src.ops.op_helpers import with_rank_at_least
 from tensorflux._src.ops.array.generator_ops import eye, zeros_like
 from tensorflux._src.ops.linalg import _common as c
 from tensorflux._src.ops.linalg.diag_ops import (

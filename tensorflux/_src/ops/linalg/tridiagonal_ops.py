@@ -19,9 +19,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, unknown_shape
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.array.array_ops import (
-    expand_dims, matrix_transpose, merge_shapes, pad, squeeze, stack, with_rank_at_least,
-)
+from tensorflux._src.ops.array.array_ops import expand_dims, matrix_transpose, pad, squeeze, stack
+from tensorflux._src.ops.op_helpers import merge_shapes, with_rank_at_least
 from tensorflux._src.ops.linalg import _common as c
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag, matrix_diag_part
 from tensorflux._src.ops.linalg.factor_ops import _lu, _lu_solve, _min_abs_pivot

@@ -28,7 +28,7 @@ from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops.array import generator_ops as Gen
 from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.math import reduce_ops as R
-from tensorflux._src.ops.array.array_ops import dims_str, kernel_error, static_scalar, with_rank
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, static_scalar, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.math.segment_ops import gather_drop_negatives, unsorted_segment_sum

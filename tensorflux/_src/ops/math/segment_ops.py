@@ -14,8 +14,8 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array.array_ops import (dims_str, kernel_error, merge_shapes, static_input,
-                                           static_scalar, with_rank)
+from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, merge_shapes, static_input,
+                                            static_scalar, with_rank)
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 

@@ -23,7 +23,7 @@ from tensorflux._src.ops.array import gather_ops as G
 from tensorflux._src.ops.array import generator_ops as Gen
 from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.math import reduce_ops as R
-from tensorflux._src.ops.array.array_ops import kernel_error, merge_shapes
+from tensorflux._src.ops.op_helpers import kernel_error, merge_shapes
 from tensorflux._src.ops.math import bessel_kernels as K
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register

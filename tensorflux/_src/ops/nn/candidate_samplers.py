@@ -16,7 +16,7 @@ import numpy as np
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import random_seed
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array.array_ops import kernel_error, with_rank
+from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.nn.nn_sampling_ops import (  # noqa: F401  (the two re-exported)
     CandidateSamples, _sample, _sampler_shape, log_uniform_candidate_sampler,
     uniform_candidate_sampler,

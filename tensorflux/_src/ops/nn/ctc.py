@@ -34,7 +34,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array.array_ops import kernel_error, with_rank
+from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.nn import ctc_kernels as _k
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register

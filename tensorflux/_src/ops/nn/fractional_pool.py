@@ -35,7 +35,7 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array.array_ops import static_input, with_rank
+from tensorflux._src.ops.op_helpers import static_input, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor

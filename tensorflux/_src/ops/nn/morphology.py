@@ -25,7 +25,7 @@ from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array.array_ops import with_rank
+from tensorflux._src.ops.op_helpers import with_rank
 from tensorflux._src.ops.nn.ctc import merge_dim
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register

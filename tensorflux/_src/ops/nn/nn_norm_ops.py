@@ -19,6 +19,7 @@ from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import merge_shapes, with_rank
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["l2_normalize", "moments", "weighted_moments", "sufficient_statistics",
@@ -186,11 +187,11 @@ def _check_format(op):
 
 def _fused_batch_norm_shape(op):
     c_axis = _check_format(op)
-    x = array_ops.with_rank(op.inputs[0].shape, 4)
+    x = with_rank(op.inputs[0].shape, 4)
     channels = TensorShape([x[c_axis]])
     # scale and offset, and in inference mean and variance, are vectors of the channels.
     for t in op.inputs[1:3 if op.get_attr("is_training") else 5]:
-        channels = array_ops.merge_shapes(channels, array_ops.with_rank(t.shape, 1))
+        channels = merge_shapes(channels, with_rank(t.shape, 1))
     dims = x.as_list()
     dims[c_axis] = channels[0].value
     return [TensorShape(dims)] + [channels] * 4 + [unknown_shape()]
@@ -250,11 +251,11 @@ register(OpDef(
 
 def _fused_batch_norm_grad_shape(op):
     c_axis = _check_format(op)
-    dy = array_ops.with_rank(op.inputs[0].shape, 4)
-    x = array_ops.merge_shapes(dy, array_ops.with_rank(op.inputs[1].shape, 4))
+    dy = with_rank(op.inputs[0].shape, 4)
+    x = merge_shapes(dy, with_rank(op.inputs[1].shape, 4))
     channels = TensorShape([x[c_axis]])
     for t in op.inputs[2:5]:
-        channels = array_ops.merge_shapes(channels, array_ops.with_rank(t.shape, 1))
+        channels = merge_shapes(channels, with_rank(t.shape, 1))
     dims = x.as_list()
     dims[c_axis] = channels[0].value
     return [TensorShape(dims), channels, channels, TensorShape([0]), TensorShape([0])]
@@ -385,13 +386,13 @@ def _lrn_shape(op):
     if op.get_attr("depth_radius") < 0:
         raise ValueError(f"Value for attr 'depth_radius' of {op.get_attr('depth_radius')} "
                          f"must be at least minimum 0")
-    return array_ops.with_rank(op.inputs[0].shape, 4)
+    return with_rank(op.inputs[0].shape, 4)
 
 
 def _lrn_grad_shape(op):
-    shape = array_ops.with_rank(op.inputs[0].shape, 4)
+    shape = with_rank(op.inputs[0].shape, 4)
     for t in op.inputs[1:]:
-        shape = array_ops.merge_shapes(shape, array_ops.with_rank(t.shape, 4))
+        shape = merge_shapes(shape, with_rank(t.shape, 4))
     return shape
 
 

@@ -535,7 +535,7 @@ def log_sigmoid(x, name=None):
 
 # -- in_top_k --------------------------------------------------------------------------------
 def _in_top_k_shape(op):
-    from tensorflux._src.ops.array.array_ops import merge_shapes, with_rank
+    from tensorflux._src.ops.op_helpers import merge_shapes, with_rank
     predictions = with_rank(op.inputs[0].shape, 2)
     targets = with_rank(op.inputs[1].shape, 1)
     with_rank(op.inputs[2].shape, 0)

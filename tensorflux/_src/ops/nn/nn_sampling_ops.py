@@ -27,6 +27,7 @@ from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops, slicing_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import with_rank
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 
 __all__ = ["uniform_candidate_sampler", "log_uniform_candidate_sampler",
@@ -95,7 +96,7 @@ def _sampler_shape(op):
                              f"least minimum 1")
     if op.get_attr("unique") and num_sampled > range_max:
         raise ValueError("Sampler's range is too small.")
-    classes = array_ops.with_rank(op.inputs[0].shape, 2)
+    classes = with_rank(op.inputs[0].shape, 2)
     if classes[1].value is not None and classes[1].value != num_true:
         raise ValueError(f"true_classes must have num_true columns, expected: {num_true} "
                          f"was: {classes[1].value}")
@@ -160,8 +161,8 @@ def _accidental_hits_kernel(true_classes, sampled_candidates, num_true):
 
 
 def _accidental_hits_shape(op):
-    classes = array_ops.with_rank(op.inputs[0].shape, 2)
-    array_ops.with_rank(op.inputs[1].shape, 1)
+    classes = with_rank(op.inputs[0].shape, 2)
+    with_rank(op.inputs[1].shape, 1)
     num_true = op.get_attr("num_true")
     if classes[1].value is not None and classes[1].value != num_true:
         raise ValueError(f"true_classes must have num_true columns, expected: {num_true} "

@@ -23,7 +23,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.nn import pool_kernels as _k
-from tensorflux._src.ops.array.array_ops import merge_shapes, static_input, with_rank
+from tensorflux._src.ops.op_helpers import merge_shapes, static_input, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor

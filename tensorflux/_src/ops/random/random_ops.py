@@ -142,7 +142,7 @@ def random_shuffle(value, seed=None, name=None):
 
 # -- Multinomial (tf.multinomial, tf.random.categorical) --------------------------------------
 def _multinomial_shape(op):
-    from tensorflux._src.ops.array.array_ops import static_scalar, with_rank
+    from tensorflux._src.ops.op_helpers import static_scalar, with_rank
     logits = with_rank(op.inputs[0].shape, 2)
     with_rank(op.inputs[1].shape, 0)
     n = static_scalar(op.inputs[1])
@@ -153,7 +153,7 @@ def _multinomial_shape(op):
 
 
 def _multinomial_lower(key, logits, num_samples, output_dtype):
-    from tensorflux._src.ops.array.array_ops import kernel_error, static_input
+    from tensorflux._src.ops.op_helpers import kernel_error, static_input
     n = int(static_input(num_samples, "Multinomial", "num_samples"))
     if n < 0:
         raise kernel_error(f"num_samples should be nonnegative, got {n}")

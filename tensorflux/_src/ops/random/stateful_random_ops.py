@@ -22,7 +22,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
-from tensorflux._src.ops.array.array_ops import kernel_error, with_rank
+from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.random import stateless_random_ops as v1

@@ -28,7 +28,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.random import random_ops  # noqa: F401  (registers RandomGammaGrad)
-from tensorflux._src.ops.array.array_ops import dims_str, kernel_error, static_input, with_rank
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, static_input, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
@@ -289,7 +289,7 @@ register(OpDef(
 
 # -- StatelessMultinomial ----------------------------------------------------------------------
 def _multinomial_shape(op):
-    from tensorflux._src.ops.array.array_ops import static_scalar
+    from tensorflux._src.ops.op_helpers import static_scalar
     check_seed_shape(op.inputs[2])
     logits = with_rank(op.inputs[0].shape, 2)
     with_rank(op.inputs[1].shape, 0)
@@ -402,7 +402,7 @@ register(OpDef(
 # -- public functions ----------------------------------------------------------------------------
 def shape_tensor(shape):
     """TF's tensor_util.shape_tensor: an int32 tensor, int64 only when needed."""
-    from tensorflux._src.ops.array.array_ops import shape_arg
+    from tensorflux._src.ops.op_helpers import shape_arg
     if isinstance(shape, (list, tuple)) and not shape:
         return convert_to_tensor(np.zeros([0], np.int32), name="shape")
     if hasattr(shape, "op") and hasattr(shape, "dtype"):
