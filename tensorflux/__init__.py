@@ -10,7 +10,7 @@ from tensorflux import _src  # noqa: F401  (enables 64-bit types first)
 from tensorflux import dtypes, errors  # noqa: F401
 from tensorflux._src.autodiff.gradients import *  # noqa: F401,F403
 from tensorflux._src.autodiff.custom_gradient import *  # noqa: F401,F403
-from tensorflux._src.autodiff import grad_helpers as _grad_helpers  # noqa: F401
+from tensorflux._src.ops import all_grads as _all_grads  # noqa: F401  (attaches the gradients)
 from tensorflux._src.ops.state import training_ops as _training_ops  # noqa: F401
 from tensorflux._src.framework.dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, complex64, complex128, double, float16, float32,
@@ -32,6 +32,8 @@ from tensorflux._src.ops.constant import (  # noqa: F401
     constant, placeholder, placeholder_with_default,
 )
 from tensorflux._src.ops.math.math_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.math.math_ops import lin_space, linspace, range  # noqa: F401
+from tensorflux._src.ops.math.complex_parts import *  # noqa: F401,F403
 # Op families export their public functions through __all__.
 from tensorflux._src.ops.array.array_ops import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.control.control_ops import *  # noqa: F401,F403

@@ -10,7 +10,7 @@ from tensorflux._src.ops.array.array_ops import matrix_transpose  # noqa: F401
 from tensorflux._src.ops.array.array_ops import matrix_transpose as transpose  # noqa: F401
 from tensorflux._src.ops.math.clip_ops import global_norm  # noqa: F401
 from tensorflux._src.ops.linalg.decomposition_ops import qr  # noqa: F401
-from tensorflux._src.ops.array.generator_ops import eye  # noqa: F401
+from tensorflux._src.ops.linalg.linalg_ops import eye  # noqa: F401
 from tensorflux._src.ops.linalg.diag_ops import matrix_band_part as band_part  # noqa: F401
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag as diag  # noqa: F401
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag_part as diag_part  # noqa: F401

@@ -16,9 +16,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import OpDef, lookup, register
-from tensorflux._src.ops.shape_fns import unchanged
+from tensorflux._src.ops.array.array_ops import stop_gradient  # noqa: F401 - tf.stop_gradient
+from tensorflux._src.ops.array.generator_ops import zeros_like
+from tensorflux._src.ops.registry import lookup
 
 __all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient",
            "stop_gradient", "AggregationMethod"]
@@ -215,7 +215,6 @@ def _colocated_with(op, colocate):
 
 
 def _zeros_for(tensor):
-    from tensorflux._src.ops.array.generator_ops import zeros_like
     return zeros_like(tensor) if _is_backpropagatable(tensor) else None
 
 
@@ -225,13 +224,3 @@ def _as_ref_tensor(x):
     if hasattr(x, "_ref"):
         return x._ref()  # Variables: differentiate with respect to the variable itself
     return convert_to_tensor(x)
-
-
-def stop_gradient(input, name=None):  # noqa: A002 - TF's argument name
-    """Identity in the forward pass; blocks gradients in the backward pass."""
-    return apply_op("StopGradient", name=name, input=input)
-
-
-register(OpDef("StopGradient", inputs=("input: T",), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL}, shape=unchanged, lower=lambda input: input,
-               not_differentiable=True))

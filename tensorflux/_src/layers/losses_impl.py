@@ -17,7 +17,7 @@ result is cast back to the losses' dtype; the result is added to `loss_collectio
 
 from __future__ import annotations
 
-from tensorflux._src.autodiff.gradients import stop_gradient
+from tensorflux._src.ops.array.array_ops import stop_gradient
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys

@@ -105,9 +105,9 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32,
                          shared_name=None, name=None):
     """A queue of the integers 0 .. limit-1, `num_epochs` times over."""
-    from tensorflux._src.ops.array import generator_ops
+    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name or "input_producer") as scope:
-        range_tensor = generator_ops.range(limit)
+        range_tensor = math_ops.range(limit)
         return input_producer(range_tensor, [], num_epochs, shuffle, seed, capacity,
                               shared_name, f"fraction_of_{capacity}_full", scope)
 

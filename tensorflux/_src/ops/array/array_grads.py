@@ -1,11 +1,11 @@
-"""Gradients of the structural array ops (TF1's array_grad.py), plus the helper ops they
-need that TF has too: `InvertPermutation` and `MirrorPadGrad`.
+"""Gradients of the structural array ops (TF1's array_grad.py), of GatherV2, SelectV2 and
+Fill, plus the `MirrorPadGrad` op TF has for them.
 
-Each function is an OpDef's `grad`: `(op, *output_grads) -> list of input grads`, built
-with the public ops so the result can be differentiated again. Shapes come from
-`tf.shape`, which folds to constants when a run is compiled, so the functions work on
-graphs with unknown dimensions. The op families import this module (and name these
-functions in their records), so it imports them only inside the functions.
+Each function is attached to its record (array_ops.py, gather_ops.py, generator_ops.py) with
+`register_gradient`: they are built with the public ops of several families (slices,
+reductions, ranges) that sit above those records, so the result can be differentiated
+again. Shapes come from `tf.shape`, which folds to constants when a run is compiled, so
+the functions work on graphs with unknown dimensions.
 """
 
 from __future__ import annotations
@@ -14,53 +14,20 @@ import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
+from tensorflux._src.ops.array import array_ops as A
+from tensorflux._src.ops.array import gather_ops, slicing_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
+from tensorflux._src.ops.math.grad_helpers import unbroadcast
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.op_helpers import kernel_error, static_input, static_scalar
+from tensorflux._src.ops.registry import REQUIRED, OpDef, register, register_gradient
 from tensorflux._src.ops.shape_fns import static_value
 
 
-def _a():
-    from tensorflux._src.ops.array import array_ops
-    return array_ops
-
-
 def _reshape_to_input(op, grad):
-    a = _a()
-    return a.reshape(grad, a.shape(op.inputs[0]))
-
-
-# -- InvertPermutation ------------------------------------------------------------------------
-def _invert_permutation_lower(x):
-    if isinstance(x, np.ndarray):  # static: stays numpy, so a transpose's perm stays static
-        n = x.size
-        out = np.full(n, -1, x.dtype)
-        for i, d in enumerate(x.reshape(-1)):
-            if not 0 <= d < n:
-                raise errors.InvalidArgumentError(None, None, f"{d} is not between 0 and {n}")
-            if out[d] != -1:
-                raise errors.InvalidArgumentError(None, None, f"{d} is duplicated in the input.")
-            out[d] = i
-        return out
-    return jnp.zeros_like(x).at[x].set(jnp.arange(x.shape[0], dtype=x.dtype))
-
-
-def _rank1(op):
-    s = op.inputs[0].shape
-    if s.ndims not in (None, 1):
-        raise ValueError(f"Shape must be rank 1 but is rank {s.ndims}")
-    return s if s.ndims is not None else unknown_shape(1)
-
-
-register(OpDef("InvertPermutation", inputs=("x: T",), outputs=("y: T",),
-               attrs={"T": _dtypes.INDEX}, shape=_rank1, lower=_invert_permutation_lower,
-               not_differentiable=True))
-
-
-def invert_permutation(x, name=None):
-    """The inverse permutation: y[x[i]] = i."""
-    return apply_op("InvertPermutation", name=name, x=x)
+    return A.reshape(grad, A.shape(op.inputs[0]))
 
 
 # -- MirrorPadGrad ---------------------------------------------------------------------------
@@ -77,7 +44,6 @@ def _mirror_pad_grad_shape(op):
 
 
 def _mirror_pad_grad_lower(input, paddings, mode):  # noqa: A002 - TF's argument name
-    from tensorflux._src.ops.op_helpers import kernel_error, static_input
     pads = static_input(paddings, "MirrorPadGrad", "paddings").astype(np.int64)
     off = 1 if mode == "REFLECT" else 0  # REFLECT leaves out the edge; SYMMETRIC repeats it
     g = input
@@ -113,40 +79,43 @@ register(OpDef("MirrorPadGrad", inputs=("input: T", "paddings: Tpaddings"),
 
 
 # -- gradients of array_ops --------------------------------------------------------------------
+@register_gradient("Identity")
 def identity_grad(op, dy):
     return [dy]
 
 
+@register_gradient("Reshape", "ExpandDims")
 def reshape_grad(op, dy):
     return [_reshape_to_input(op, dy), None]
 
 
+@register_gradient("Squeeze")
 def squeeze_grad(op, dy):
     return [_reshape_to_input(op, dy)]
 
 
+@register_gradient("Transpose", "ConjugateTranspose")
 def transpose_grad(op, dy):
-    a = _a()
-    inverse = invert_permutation(op.inputs[1])
-    return [a.transpose(dy, inverse, conjugate=op.type == "ConjugateTranspose"), None]
+    inverse = A.invert_permutation(op.inputs[1])
+    return [A.transpose(dy, inverse, conjugate=op.type == "ConjugateTranspose"), None]
 
 
+@register_gradient("Pack")
 def pack_grad(op, dy):
-    return _a().unstack(dy, num=op.get_attr("N"), axis=op.get_attr("axis"))
+    return A.unstack(dy, num=op.get_attr("N"), axis=op.get_attr("axis"))
 
 
+@register_gradient("Unpack")
 def unpack_grad(op, *dys):
-    return [_a().stack(list(dys), axis=op.get_attr("axis"))]
+    return [A.stack(list(dys), axis=op.get_attr("axis"))]
 
 
+@register_gradient("ConcatV2")
 def concat_grad(op, dy):
     # Cut dy back into the inputs' extents along the axis (sizes fold to constants).
-    from tensorflux._src.ops.math import math_ops
-    from tensorflux._src.ops.array import slicing_ops
-    a = _a()
     values, axis = op.inputs[:-1], op.inputs[-1]
-    sizes = a.stack([a.shape(v)[axis] for v in values]) if len(values) > 1 else \
-        a.reshape(a.shape(values[0])[axis], [1])
+    sizes = A.stack([A.shape(v)[axis] for v in values]) if len(values) > 1 else \
+        A.reshape(A.shape(values[0])[axis], [1])
     parts = slicing_ops.split(dy, sizes, axis=math_ops.cast(axis, _dtypes.int32),
                               num=len(values))
     for p, v in zip(parts, values):
@@ -154,54 +123,109 @@ def concat_grad(op, dy):
     return list(parts) + [None]
 
 
+@register_gradient("Tile")
 def tile_grad(op, dy):
     # Reshape dy to (m0, d0, m1, d1, ...) and sum over the multiples' axes.
-    from tensorflux._src.ops.array import generator_ops
-    from tensorflux._src.ops.math import reduce_ops
-    a = _a()
     x, multiples = op.inputs
-    split_shape = a.reshape(a.transpose(a.stack([multiples, a.shape(x, out_type=multiples.dtype)])),
+    split_shape = A.reshape(A.transpose(A.stack([multiples, A.shape(x, out_type=multiples.dtype)])),
                             [-1])
-    axes = generator_ops.range(0, a.size(split_shape), 2)
-    grad = reduce_ops.reduce_sum(a.reshape(dy, split_shape), axes)
+    axes = math_ops.range(0, A.size(split_shape), 2)
+    grad = reduce_ops.reduce_sum(A.reshape(dy, split_shape), axes)
     grad.set_shape(x.shape)
     return [grad, None]
 
 
+@register_gradient("Pad", "PadV2")
 def pad_grad(op, dy):
     # The input is the slice of dy after the leading padding. PadV2's constant_values
     # gets None, as in TF.
-    from tensorflux._src.ops.array import slicing_ops
-    a = _a()
     x, paddings = op.inputs[:2]
     begin = slicing_ops.slice_helper(paddings, (slice(None), 0))
-    grad = slicing_ops.slice(dy, begin, a.shape(x, out_type=begin.dtype))
+    grad = slicing_ops.slice(dy, begin, A.shape(x, out_type=begin.dtype))
     return [grad] + [None] * (len(op.inputs) - 1)
 
 
+@register_gradient("MirrorPad")
 def mirror_pad_grad(op, dy):
     return [apply_op("MirrorPadGrad", input=dy, paddings=op.inputs[1],
                      mode=op.get_attr("mode")), None]
 
 
+@register_gradient("ReverseV2")
 def reverse_grad(op, dy):
-    return [_a().reverse(dy, op.inputs[1]), None]
+    return [A.reverse(dy, op.inputs[1]), None]
 
 
+@register_gradient("BroadcastTo")
 def broadcast_to_grad(op, dy):
-    from tensorflux._src.autodiff.grad_helpers import unbroadcast
     return [unbroadcast(dy, op.inputs[0]), None]
 
 
+@register_gradient("Diag")
 def diag_grad(op, dy):
-    return [_a().diag_part(dy)]
+    return [A.diag_part(dy)]
 
 
+@register_gradient("DiagPart")
 def diag_part_grad(op, dy):
-    return [_a().diag(dy)]
+    return [A.diag(dy)]
+
+
+# -- gradients of gather_ops -------------------------------------------------------------------
+@register_gradient("GatherV2")
+def gather_grad(op, dy):
+    """Dense params gradient (TF builds IndexedSlices): a segment sum of dy's slices into
+    the rows they were gathered from, so repeated indices accumulate."""
+    params, indices, axis_t = op.inputs
+    batch_dims, axis = op.get_attr("batch_dims"), static_scalar(axis_t)
+    ps = A.shape(params, out_type=indices.dtype)
+    np_int = indices.dtype.as_numpy_dtype
+    if batch_dims == 0 and axis == 0:  # the common case, which needs no ranks
+        values = A.reshape(dy, A.concat([A.reshape(A.size(indices, out_type=indices.dtype),
+                                                   [1]), ps[1:]], 0))
+        return [unsorted_segment_sum(values, A.reshape(indices, [-1]), ps[0]), None, None]
+    p_rank, i_rank = params.shape.ndims, indices.shape.ndims
+    if p_rank is None or i_rank is None or axis is None:
+        raise ValueError(f"The gradient of {op.name} (gather with axis != 0 or batch_dims) "
+                         f"needs the ranks of params and indices and a constant axis")
+    b = batch_dims + i_rank if batch_dims < 0 else batch_dims
+    a = axis % p_rank
+    n_j, n_i = i_rank - b, p_rank - a - 1
+    # dy is (B, O, J, I): batch dims, params' dims before the axis, indices' own dims,
+    # params' dims after it. Bring it to (B, J, O, I) and flatten B and J into rows.
+    perm = [*range(b), *range(a, a + n_j), *range(b, a), *range(a + n_j, a + n_j + n_i)]
+    values = A.transpose(dy, perm) if perm != sorted(perm) else dy
+    n = ps[a]
+    values = A.reshape(values, A.concat([A.reshape(A.size(indices, out_type=indices.dtype),
+                                                   [1]), ps[b:a], ps[a + 1:]], 0))
+    ids, num = indices, n
+    if b:
+        # Batch row r of params owns segments r * n .. r * n + n - 1. An index outside
+        # [0, n) read zeros, so it must not reach a neighbouring batch row's segments.
+        rows = reduce_ops.reduce_prod(ps[:b])
+        offsets = A.reshape(math_ops.range(rows) * n,
+                            A.concat([ps[:b], np.ones(n_j, np_int)], 0))
+        valid = math_ops.logical_and(math_ops.greater_equal(indices, 0),
+                                     math_ops.less(indices, n))
+        ids = gather_ops.where_v2(valid, indices + offsets, np.array(-1, np_int))
+        num = rows * n
+    grad = unsorted_segment_sum(values, A.reshape(ids, [-1]), num)  # (B*n, O, I)
+    grad = A.reshape(grad, A.concat([ps[:b], A.reshape(n, [1]), ps[b:a], ps[a + 1:]], 0))
+    back = [*range(b), *range(b + 1, a + 1), b, *range(a + 1, p_rank)]  # to (B, O, n, I)
+    return [A.transpose(grad, back) if back != sorted(back) else grad, None, None]
+
+
+
+@register_gradient("SelectV2")
+def select_v2_grad(op, dy):
+    # Route dy by the condition, then sum each side over the axes it was broadcast along.
+    c, t, e = op.inputs
+    zero = np.zeros((), dy.dtype.as_numpy_dtype)
+    return [None, unbroadcast(gather_ops.where_v2(c, dy, zero), t),
+            unbroadcast(gather_ops.where_v2(c, zero, dy), e)]
 
 
 # -- gradients of generator_ops -----------------------------------------------------------------
+@register_gradient("Fill")
 def fill_grad(op, dy):
-    from tensorflux._src.ops.math import reduce_ops
     return [None, reduce_ops.reduce_sum(dy)]

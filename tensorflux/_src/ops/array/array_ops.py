@@ -6,8 +6,10 @@ lowerings read them through `static_input`, which names the op and input when th
 not. Shape functions follow TF's C++ shape functions, including their messages.
 
 More of TF's array_ops lives in sibling families: slice/strided_slice/split/getitem in
-slicing_ops, gather/one_hot/where in gather_ops, fill/zeros/ones/range in generator_ops.
-The records' gradient functions live in array_grads.
+slicing_ops, gather/one_hot/where in gather_ops, fill/zeros/ones in generator_ops (range
+is math_ops', as in TF). Also here: stop_gradient and invert_permutation.
+The records' gradients are attached by array_grads.py (they use slices and reductions,
+which sit above this module).
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array import array_grads as _g
-from tensorflux._src.ops.array.array_grads import invert_permutation
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, merge_shapes, shape_arg,
                                             static_input, static_scalar, with_rank,
@@ -33,7 +34,8 @@ from tensorflux._src.ops.shape_fns import static_shape_from_tensor, static_value
 __all__ = [
     "broadcast_to", "concat", "diag", "diag_part", "expand_dims", "identity",
     "invert_permutation", "matrix_transpose", "pad", "rank", "reshape", "reverse",
-    "reverse_v2", "shape", "size", "squeeze", "stack", "tile", "transpose", "unstack",
+    "reverse_v2", "shape", "size", "squeeze", "stack", "stop_gradient", "tile", "transpose",
+    "unstack",
 ]
 
 _I = _dtypes.INDEX
@@ -41,13 +43,54 @@ _I = _dtypes.INDEX
 
 # -- the existing structural ops --------------------------------------------------------
 register(OpDef("Identity", inputs=("input: T",), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL}, shape=unchanged, lower=lambda x: x,
-               grad=_g.identity_grad))
+               attrs={"T": _dtypes.ALL}, shape=unchanged, lower=lambda x: x))
 
 
 def identity(input, name=None):  # noqa: A002 - TF's argument name
     """Returns a tensor with the same value as `input` (a new node in the graph)."""
     return apply_op("Identity", name=name, input=input)
+
+
+register(OpDef("StopGradient", inputs=("input: T",), outputs=("output: T",),
+               attrs={"T": _dtypes.ALL}, shape=unchanged, lower=lambda input: input,
+               not_differentiable=True))
+
+
+def stop_gradient(input, name=None):  # noqa: A002 - TF's argument name
+    """Identity in the forward pass; blocks gradients in the backward pass."""
+    return apply_op("StopGradient", name=name, input=input)
+
+
+# -- InvertPermutation ------------------------------------------------------------------------
+def _invert_permutation_lower(x):
+    if isinstance(x, np.ndarray):  # static: stays numpy, so a transpose's perm stays static
+        n = x.size
+        out = np.full(n, -1, x.dtype)
+        for i, d in enumerate(x.reshape(-1)):
+            if not 0 <= d < n:
+                raise kernel_error(f"{d} is not between 0 and {n}")
+            if out[d] != -1:
+                raise kernel_error(f"{d} is duplicated in the input.")
+            out[d] = i
+        return out
+    return jnp.zeros_like(x).at[x].set(jnp.arange(x.shape[0], dtype=x.dtype))
+
+
+def _rank1(op):
+    s = op.inputs[0].shape
+    if s.ndims not in (None, 1):
+        raise ValueError(f"Shape must be rank 1 but is rank {s.ndims}")
+    return s if s.ndims is not None else unknown_shape(1)
+
+
+register(OpDef("InvertPermutation", inputs=("x: T",), outputs=("y: T",),
+               attrs={"T": _dtypes.INDEX}, shape=_rank1, lower=_invert_permutation_lower,
+               not_differentiable=True))
+
+
+def invert_permutation(x, name=None):
+    """The inverse permutation: y[x[i]] = i."""
+    return apply_op("InvertPermutation", name=name, x=x)
 
 
 # Shapes are static inside XLA, so these lower to numpy values that fold further.
@@ -102,7 +145,7 @@ def _pack_shape(op):
 
 register(OpDef("Pack", inputs=("values: N * T",), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "axis": 0}, shape=_pack_shape,
-               lower=lambda *values, axis: jnp.stack(values, axis), grad=_g.pack_grad,
+               lower=lambda *values, axis: jnp.stack(values, axis),
                strings_by_rank=True))
 
 
@@ -168,7 +211,7 @@ def _unpack_lower(value, num, axis):
 
 register(OpDef("Unpack", inputs=("value: T",), outputs=("output: num * T",),
                attrs={"T": _dtypes.ALL, "num": REQUIRED, "axis": 0}, shape=_unpack_shape,
-               lower=_unpack_lower, grad=_g.unpack_grad, strings_by_rank=True))
+               lower=_unpack_lower, strings_by_rank=True))
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
@@ -235,8 +278,7 @@ def _reshape_lower(tensor, shape):
 
 
 register(OpDef("Reshape", inputs=("tensor: T", "shape: Tshape"), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL, "Tshape": _I}, shape=_reshape_shape, lower=_reshape_lower,
-               grad=_g.reshape_grad, strings_by_rank=True))
+               attrs={"T": _dtypes.ALL, "Tshape": _I}, shape=_reshape_shape, lower=_reshape_lower, strings_by_rank=True))
 
 
 def reshape(tensor, shape, name=None):
@@ -288,7 +330,7 @@ def _make_transpose_lower(op_type, conjugate):
 for _op_type, _conjugate in (("Transpose", False), ("ConjugateTranspose", True)):
     register(OpDef(_op_type, inputs=("x: T", "perm: Tperm"), outputs=("y: T",),
                    attrs={"T": _dtypes.ALL, "Tperm": _I}, shape=_transpose_shape,
-                   lower=_make_transpose_lower(_op_type, _conjugate), grad=_g.transpose_grad,
+                   lower=_make_transpose_lower(_op_type, _conjugate),
                    strings_by_rank=True))
 
 
@@ -301,9 +343,7 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
             if a.shape.ndims is not None:
                 perm = np.arange(a.shape.ndims - 1, -1, -1, dtype=np.int32)
             else:
-                from tensorflux._src.ops.array import generator_ops
-                from tensorflux._src.ops.math import math_ops
-                perm = generator_ops.range(math_ops.subtract(rank(a), 1), -1, -1)
+                perm = math_ops.range(math_ops.subtract(rank(a), 1), -1, -1)
         return apply_op(op_type, name=scope, x=a, perm=perm)
 
 
@@ -318,10 +358,8 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
                                  f"Found: {a.shape}")
             perm = list(range(ndims - 2)) + [ndims - 1, ndims - 2]
         else:
-            from tensorflux._src.ops.array import generator_ops
-            from tensorflux._src.ops.math import math_ops
             a_rank = rank(a)
-            perm = concat([generator_ops.range(0, math_ops.subtract(a_rank, 2), 1),
+            perm = concat([math_ops.range(0, math_ops.subtract(a_rank, 2), 1),
                            stack([math_ops.subtract(a_rank, 1),
                                   math_ops.subtract(a_rank, 2)])], 0)
         return transpose(a, perm=perm, conjugate=conjugate)
@@ -353,7 +391,7 @@ def _expand_dims_lower(input, dim):  # noqa: A002
 
 register(OpDef("ExpandDims", inputs=("input: T", "dim: Tdim"), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "Tdim": _I}, shape=_expand_dims_shape,
-               lower=_expand_dims_lower, grad=_g.reshape_grad, strings_by_rank=True))
+               lower=_expand_dims_lower, strings_by_rank=True))
 
 
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
@@ -410,7 +448,7 @@ def _squeeze_lower(input, squeeze_dims):  # noqa: A002
 
 register(OpDef("Squeeze", inputs=("input: T",), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "squeeze_dims": ()}, shape=_squeeze_shape,
-               lower=_squeeze_lower, grad=_g.squeeze_grad, strings_by_rank=True))
+               lower=_squeeze_lower, strings_by_rank=True))
 
 
 def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
@@ -479,8 +517,7 @@ def _concat_lower(*args):
 
 
 register(OpDef("ConcatV2", inputs=("values: N * T", "axis: Tidx"), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL, "Tidx": _I}, shape=_concat_shape, lower=_concat_lower,
-               grad=_g.concat_grad, strings_by_rank=True))
+               attrs={"T": _dtypes.ALL, "Tidx": _I}, shape=_concat_shape, lower=_concat_lower, strings_by_rank=True))
 
 
 def concat(values, axis, name="concat"):
@@ -520,8 +557,7 @@ def _tile_lower(input, multiples):  # noqa: A002
 
 
 register(OpDef("Tile", inputs=("input: T", "multiples: Tmultiples"), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL, "Tmultiples": _I}, shape=_tile_shape, lower=_tile_lower,
-               grad=_g.tile_grad, strings_by_rank=True))
+               attrs={"T": _dtypes.ALL, "Tmultiples": _I}, shape=_tile_shape, lower=_tile_lower, strings_by_rank=True))
 
 
 def tile(input, multiples, name=None):  # noqa: A002
@@ -570,18 +606,16 @@ def _mirror_pad_lower(input, paddings, mode):  # noqa: A002
 
 register(OpDef("Pad", inputs=("input: T", "paddings: Tpaddings"), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "Tpaddings": _I}, shape=_pad_shape,
-               lower=lambda input, paddings: jnp.pad(input, _paddings(paddings, "Pad", input)),
-               grad=_g.pad_grad, strings_by_rank=True))
+               lower=lambda input, paddings: jnp.pad(input, _paddings(paddings, "Pad", input)), strings_by_rank=True))
 register(OpDef("PadV2", inputs=("input: T", "paddings: Tpaddings", "constant_values: T"),
                outputs=("output: T",), attrs={"T": _dtypes.ALL, "Tpaddings": _I}, shape=_pad_shape,
                # lax.pad takes the fill value as a (possibly traced) scalar
                lower=lambda input, paddings, constant_values: jax.lax.pad(
                    input, jnp.asarray(constant_values, input.dtype).reshape(()),
-                   [(lo, hi, 0) for lo, hi in _paddings(paddings, "PadV2", input)]),
-               grad=_g.pad_grad, strings_by_rank=True))
+                   [(lo, hi, 0) for lo, hi in _paddings(paddings, "PadV2", input)]), strings_by_rank=True))
 register(OpDef("MirrorPad", inputs=("input: T", "paddings: Tpaddings"), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "Tpaddings": _I, "mode": REQUIRED}, shape=_pad_shape,
-               lower=_mirror_pad_lower, grad=_g.mirror_pad_grad, strings_by_rank=True))
+               lower=_mirror_pad_lower, strings_by_rank=True))
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
@@ -626,8 +660,7 @@ def _canonical_axes(axes, rank_, fail):
 register(OpDef("ReverseV2", inputs=("tensor: T", "axis: Tidx"), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "Tidx": _I}, shape=_reverse_shape,
                lower=lambda tensor, axis: jnp.flip(tensor, _canonical_axes(
-                   static_input(axis, "ReverseV2", "axis"), tensor.ndim, kernel_error)),
-               grad=_g.reverse_grad, strings_by_rank=True))
+                   static_input(axis, "ReverseV2", "axis"), tensor.ndim, kernel_error)), strings_by_rank=True))
 
 
 def reverse(tensor, axis, name=None):
@@ -670,7 +703,7 @@ def _broadcast_to_lower(input, shape):  # noqa: A002
 
 register(OpDef("BroadcastTo", inputs=("input: T", "shape: Tidx"), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "Tidx": _I}, shape=_broadcast_to_shape,
-               lower=_broadcast_to_lower, grad=_g.broadcast_to_grad, strings_by_rank=True))
+               lower=_broadcast_to_lower, strings_by_rank=True))
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -717,10 +750,9 @@ register(OpDef("Diag", inputs=("diagonal: T",), outputs=("output: T",),
                attrs={"T": _DIAG_TYPES},
                shape=lambda op: with_rank_at_least(op.inputs[0].shape, 1).concatenate(
                    op.inputs[0].shape),
-               lower=_diag_lower, grad=_g.diag_grad))
+               lower=_diag_lower))
 register(OpDef("DiagPart", inputs=("input: T",), outputs=("diagonal: T",),
-               attrs={"T": _DIAG_TYPES}, shape=_diag_part_shape, lower=_diag_part_lower,
-               grad=_g.diag_part_grad))
+               attrs={"T": _DIAG_TYPES}, shape=_diag_part_shape, lower=_diag_part_lower))
 
 
 def diag(diagonal, name=None):

@@ -1,5 +1,6 @@
 """Indexing by tensors: gather, gather_nd, scatter_nd, one_hot, and where (select, or
-with one argument the coordinates of true elements: host_ops.where_indices).
+with one argument the coordinates of true elements: the host record `Where`,
+`where_indices`).
 
 Out-of-range indices: TF's CPU kernels raise InvalidArgumentError ("indices[1] = 5 is
 not in [0, 3)"), its GPU kernels write zeros (gather) or skip the update (scatter).
@@ -9,7 +10,9 @@ compiled XLA program, so it gets TF's GPU behaviour: zeros / dropped updates.
 
 Gradients: gather's is a dense tensor (TF's is IndexedSlices), an unsorted segment sum
 of the output gradient into the rows read, so repeated indices accumulate and indices
-that read zeros get nothing. gather_nd and scatter_nd are each other's gradients.
+that read zeros get nothing; it and SelectV2's (which sums over broadcast axes) need
+segment sums and reductions, so array_grads.py attaches them. gather_nd and scatter_nd
+are each other's gradients.
 """
 
 from __future__ import annotations
@@ -23,12 +26,12 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array.array_ops import shape as _shape_op
+from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.op_helpers import (ANY, dims_str, kernel_error, merge_shapes,
                                             static_input, static_scalar, with_rank,
                                             with_rank_at_least)
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.shape_fns import broadcast, static_shape_from_tensor
 
 __all__ = ["gather", "gather_nd", "one_hot", "scatter_nd", "where", "where_v2"]
@@ -120,55 +123,10 @@ def _gather_lower(params, indices, axis, batch_dims):
     return jnp.where(mask, out, jnp.zeros((), out.dtype))
 
 
-def _gather_grad(op, dy):
-    """Dense params gradient (TF builds IndexedSlices): a segment sum of dy's slices into
-    the rows they were gathered from, so repeated indices accumulate."""
-    from tensorflux._src.ops.array import array_ops as A
-    from tensorflux._src.ops.array import generator_ops
-    from tensorflux._src.ops.math import math_ops, reduce_ops
-    params, indices, axis_t = op.inputs
-    batch_dims, axis = op.get_attr("batch_dims"), static_scalar(axis_t)
-    ps = A.shape(params, out_type=indices.dtype)
-    np_int = indices.dtype.as_numpy_dtype
-    if batch_dims == 0 and axis == 0:  # the common case, which needs no ranks
-        values = A.reshape(dy, A.concat([A.reshape(A.size(indices, out_type=indices.dtype),
-                                                   [1]), ps[1:]], 0))
-        return [unsorted_segment_sum(values, A.reshape(indices, [-1]), ps[0]), None, None]
-    p_rank, i_rank = params.shape.ndims, indices.shape.ndims
-    if p_rank is None or i_rank is None or axis is None:
-        raise ValueError(f"The gradient of {op.name} (gather with axis != 0 or batch_dims) "
-                         f"needs the ranks of params and indices and a constant axis")
-    b = batch_dims + i_rank if batch_dims < 0 else batch_dims
-    a = axis % p_rank
-    n_j, n_i = i_rank - b, p_rank - a - 1
-    # dy is (B, O, J, I): batch dims, params' dims before the axis, indices' own dims,
-    # params' dims after it. Bring it to (B, J, O, I) and flatten B and J into rows.
-    perm = [*range(b), *range(a, a + n_j), *range(b, a), *range(a + n_j, a + n_j + n_i)]
-    values = A.transpose(dy, perm) if perm != sorted(perm) else dy
-    n = ps[a]
-    values = A.reshape(values, A.concat([A.reshape(A.size(indices, out_type=indices.dtype),
-                                                   [1]), ps[b:a], ps[a + 1:]], 0))
-    ids, num = indices, n
-    if b:
-        # Batch row r of params owns segments r * n .. r * n + n - 1. An index outside
-        # [0, n) read zeros, so it must not reach a neighbouring batch row's segments.
-        rows = reduce_ops.reduce_prod(ps[:b])
-        offsets = A.reshape(generator_ops.range(rows) * n,
-                            A.concat([ps[:b], np.ones(n_j, np_int)], 0))
-        valid = math_ops.logical_and(math_ops.greater_equal(indices, 0),
-                                     math_ops.less(indices, n))
-        ids = where_v2(valid, indices + offsets, np.array(-1, np_int))
-        num = rows * n
-    grad = unsorted_segment_sum(values, A.reshape(ids, [-1]), num)  # (B*n, O, I)
-    grad = A.reshape(grad, A.concat([ps[:b], A.reshape(n, [1]), ps[b:a], ps[a + 1:]], 0))
-    back = [*range(b), *range(b + 1, a + 1), b, *range(a + 1, p_rank)]  # to (B, O, n, I)
-    return [A.transpose(grad, back) if back != sorted(back) else grad, None, None]
-
-
 register(OpDef("GatherV2", inputs=("params: Tparams", "indices: Tindices", "axis: Taxis"),
                outputs=("output: Tparams",),
                attrs={"Tparams": _dtypes.ALL, "Tindices": _I, "Taxis": _I, "batch_dims": 0},
-               shape=_gather_shape, lower=_gather_lower, grad=_gather_grad, strings_by_rank=True))
+               shape=_gather_shape, lower=_gather_lower, strings_by_rank=True))  # grad: array_grads
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
@@ -385,17 +343,8 @@ def _select_lower(condition, t, e):
 
 
 def _select_grad(op, dy):
-    from tensorflux._src.ops.array.generator_ops import zeros_like
     c, zeros = op.inputs[0], zeros_like(dy)
     return [None, where(c, dy, zeros), where(c, zeros, dy)]
-
-
-def _select_v2_grad(op, dy):
-    # Route dy by the condition, then sum each side over the axes it was broadcast along.
-    from tensorflux._src.autodiff.grad_helpers import unbroadcast
-    c, t, e = op.inputs
-    zero = np.zeros((), dy.dtype.as_numpy_dtype)
-    return [None, unbroadcast(where_v2(c, dy, zero), t), unbroadcast(where_v2(c, zero, dy), e)]
 
 
 register(OpDef("Select", inputs=("condition: bool", "t: T", "e: T"), outputs=("output: T",),
@@ -405,7 +354,28 @@ register(OpDef("SelectV2", inputs=("condition: bool", "t: T", "e: T"), outputs=(
                attrs={"T": _dtypes.ALL},
                shape=lambda op: broadcast(broadcast(op.inputs[0].shape, op.inputs[1].shape),
                                           op.inputs[2].shape),
-               lower=jnp.where, grad=_select_v2_grad, strings_by_rank=True))
+               lower=jnp.where, strings_by_rank=True))  # grad: array_grads
+
+
+# -- Where (a host record: its output shape depends on the data) -------------------------
+register(OpDef(
+    "Where", inputs=("input: T",), outputs=("index: int64",),
+    attrs={"T": _dtypes.NUMBERS + (_dtypes.bool,)}, type_defaults={"T": _dtypes.bool},
+    shape=lambda op: TensorShape([None, op.inputs[0].shape.ndims]),
+    host=lambda input: np.argwhere(input).astype(np.int64),  # row-major order, as TF
+    not_differentiable=True,
+))
+
+
+def where_indices(condition, name=None):
+    """Coordinates of the true (non-zero) elements of `condition`: int64, [n, rank].
+
+    TF1's `tf.where(condition)`; `tf.where` and `tf.where_v2` call this with one argument.
+    """
+    with _graph.name_scope(name, "Where", [condition]) as scope:
+        condition = convert_to_tensor(condition, name="condition",
+                                      preferred_dtype=_dtypes.bool)
+        return apply_op("Where", name=scope, input=condition)
 
 
 def _one_argument_form(x, y):
@@ -421,7 +391,6 @@ def where(condition, x=None, y=None, name=None):
     With only `condition`: the int64 coordinates [n, rank] of its true elements.
     """
     if _one_argument_form(x, y):
-        from tensorflux._src.ops.array.host_ops import where_indices  # host_ops imports us
         return where_indices(condition, name=name)
     return apply_op("Select", name=name, condition=condition, t=x, e=y)
 
@@ -432,6 +401,5 @@ def where_v2(condition, x=None, y=None, name=None):
     With only `condition`: the int64 coordinates [n, rank] of its true elements.
     """
     if _one_argument_form(x, y):
-        from tensorflux._src.ops.array.host_ops import where_indices
         return where_indices(condition, name=name)
     return apply_op("SelectV2", name=name, condition=condition, t=x, e=y)

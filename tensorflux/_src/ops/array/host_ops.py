@@ -4,15 +4,14 @@ XLA needs static shapes, so these are `host` records: a run computes their input
 runs their kernels on the host, and compiles what consumes their outputs into a later
 step (compiler/run_plan.py).
 
-- `Where` (tf.where with one argument): coordinates of the true elements.
 - `Unique`, `UniqueWithCounts`, `ListDiff` (tf.setdiff1d): order of first occurrence,
   as TF's hash-map kernels produce; not differentiable, as in TF.
 - `DynamicPartition` / `DynamicStitch`: each other's gradients, built as TF builds them.
 - `tf.boolean_mask` is TF1's composition of Reshape, Where, Squeeze and GatherV2, so its
   gradient is theirs.
 
-Kernels raise TF's CPU kernels' InvalidArgumentError messages. gather_ops imports this
-module lazily (its tf.where calls `where_indices`), so this one may import it.
+Kernels raise TF's CPU kernels' InvalidArgumentError messages. `Where` (tf.where with one
+argument) is a host record too; it lives with tf.where in gather_ops.
 """
 
 from __future__ import annotations
@@ -26,10 +25,9 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops as A
-from tensorflux._src.ops.array import generator_ops
-from tensorflux._src.ops.math import reduce_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank
-from tensorflux._src.ops.array.gather_ops import _index_str, gather
+from tensorflux._src.ops.array.gather_ops import _index_str, gather, where_indices
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import static_value
@@ -52,27 +50,6 @@ def _merge_prefix(shape: TensorShape, prefix: TensorShape):
         raise ValueError(f"Shape must be at least rank {prefix.ndims} but is rank "
                          f"{shape.ndims}")
     merge_shapes(shape[:prefix.ndims], prefix)
-
-
-# -- Where ------------------------------------------------------------------------------------
-register(OpDef(
-    "Where", inputs=("input: T",), outputs=("index: int64",),
-    attrs={"T": _dtypes.NUMBERS + (_dtypes.bool,)}, type_defaults={"T": _dtypes.bool},
-    shape=lambda op: TensorShape([None, op.inputs[0].shape.ndims]),
-    host=lambda input: np.argwhere(input).astype(np.int64),  # row-major order, as TF
-    not_differentiable=True,
-))
-
-
-def where_indices(condition, name=None):
-    """Coordinates of the true (non-zero) elements of `condition`: int64, [n, rank].
-
-    TF1's `tf.where(condition)`; `tf.where` and `tf.where_v2` call this with one argument.
-    """
-    with _graph.name_scope(name, "Where", [condition]) as scope:
-        condition = convert_to_tensor(condition, name="condition",
-                                      preferred_dtype=_dtypes.bool)
-        return apply_op("Where", name=scope, input=condition)
 
 
 # -- ReportUninitializedVariables (tf.report_uninitialized_variables) -------------------------
@@ -201,7 +178,7 @@ def _dynamic_partition_grad(op, *grads):
     stitch the output gradients back to those positions."""
     data, partitions = op.inputs
     prefix_shape = A.shape(partitions)
-    original_indices = A.reshape(generator_ops.range(reduce_ops.reduce_prod(prefix_shape)),
+    original_indices = A.reshape(math_ops.range(reduce_ops.reduce_prod(prefix_shape)),
                                  prefix_shape)
     partitioned = dynamic_partition(original_indices, partitions,
                                     op.get_attr("num_partitions"))

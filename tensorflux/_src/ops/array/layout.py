@@ -297,7 +297,7 @@ def batch_gather(params, indices, name=None):
         for dim in range(batch_dims, 0, -1):
             dim_value = casted[dim - 1]
             accum = accum * casted[dim]
-            dim_indices = generator_ops.range(generator_ops.zeros((), dtype=dtype), dim_value,
+            dim_indices = math_ops.range(generator_ops.zeros((), dtype=dtype), dim_value,
                                               generator_ops.ones((), dtype=dtype)) * accum
             dim_shape = array_ops.stack([1] * (dim - 1) + [dim_value] + [1] * (ndims - dim),
                                         axis=0)

@@ -19,6 +19,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.op_helpers import with_rank
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, apply_checked,
                                               deprecated_argument_lookup, window_pads)
@@ -106,7 +107,7 @@ def _patches_grad(op, grad):
     in_shape = array_ops.shape(x)
     batch, spatial, channels = in_shape[0], in_shape[1:n + 1], in_shape[n + 1]
     count = reduce_ops.reduce_prod(spatial)
-    positions = array_ops.reshape(generator_ops.range(1, count + 1),
+    positions = array_ops.reshape(math_ops.range(1, count + 1),
                                   array_ops.concat([[1], spatial, [1]], 0))
     attrs = {k: op.get_attr(k) for k in ("ksizes", "strides", "padding")}
     if op.type == "ExtractImagePatches":

@@ -22,15 +22,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.framework import errors
-
 from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops as _array_ops
 from tensorflux._src.ops.array.array_ops import stack
+from tensorflux._src.ops.array.gather_ops import scatter_nd
+from tensorflux._src.ops.array.generator_ops import ones_like
+from tensorflux._src.ops.constant import constant
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.math_ops import cast
 from tensorflux._src.ops.op_helpers import (ANY, kernel_error, merge_shapes, static_input,
                                             static_scalar, with_rank, with_rank_at_least)
 from tensorflux._src.ops.op_builder import apply_op
@@ -98,9 +102,6 @@ def _slice_lower(input, begin, size):  # noqa: A002
 
 
 def _slice_grad(op, dy):
-    from tensorflux._src.ops.array import generator_ops
-    from tensorflux._src.ops.math import math_ops
-    from tensorflux._src.ops.array.gather_ops import scatter_nd
     x, begin = op.inputs[:2]
     x_shape = _array_ops.shape(x, out_type=begin.dtype)
     size = _array_ops.shape(op.outputs[0], out_type=begin.dtype)
@@ -114,7 +115,7 @@ def _slice_grad(op, dy):
     start = math_ops.minimum(math_ops.maximum(begin, 0), x_shape - size)
     grids = []
     for k in builtins.range(rank_):
-        line = generator_ops.range(size[k]) + start[k]  # (size[k],)
+        line = math_ops.range(size[k]) + start[k]  # (size[k],)
         grids.append(_array_ops.broadcast_to(
             _array_ops.reshape(line, [-1 if j == k else 1 for j in builtins.range(rank_)]),
             size))
@@ -347,7 +348,6 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0,
     """TF's strided slice: `input_[begin:end:strides]` per dimension, controlled by masks."""
     del var  # variable slice assignment arrives with variables
     if strides is None:
-        from tensorflux._src.ops.array.generator_ops import ones_like
         strides = ones_like(begin)
     return apply_op("StridedSlice", name=name, input=input_, begin=begin, end=end,
                     strides=strides, begin_mask=begin_mask, end_mask=end_mask,
@@ -547,10 +547,8 @@ def slice_helper(tensor, slice_spec):
         if begin:
             packed = [stack(begin), stack(end), stack(strides)]
             if any(p.dtype == _dtypes.int64 for p in packed):
-                from tensorflux._src.ops.math.math_ops import cast
                 packed = [cast(p, _dtypes.int64) for p in packed]
         else:
-            from tensorflux._src.ops.constant import constant
             empty = constant([], dtype=_dtypes.int32)
             packed = [empty, empty, empty]
         return strided_slice(tensor, *packed, begin_mask=begin_mask, end_mask=end_mask,

@@ -22,6 +22,7 @@ from tensorflux._src.ops.array.array_ops import shape, transpose
 from tensorflux._src.ops.op_helpers import (kernel_error, static_input, static_scalar, with_rank,
                                             with_rank_at_least)
 from tensorflux._src.ops.constant import constant
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 
@@ -68,7 +69,7 @@ def _top_k_grad(op, dvalues, dindices=None):
     in_shape = shape(x)
     outer = reduce_ops.reduce_prod(in_shape[:-1])  # rows of the last dimension
     rows = A.reshape(indices, A.stack([outer, shape(indices)[-1]]))  # (outer, k)
-    flat = rows + A.expand_dims(generator_ops.range(outer) * in_shape[-1], -1)
+    flat = rows + A.expand_dims(math_ops.range(outer) * in_shape[-1], -1)
     grad = scatter_nd(A.reshape(flat, [-1, 1]), A.reshape(dvalues, [-1]),
                       A.reshape(A.size(x), [1]))
     return [A.reshape(grad, in_shape), None]

@@ -186,7 +186,7 @@ def batch_scatter_update(ref, indices, updates, use_locking=True, name=None):
             size = indices_shape[dimension]
             broadcast = [1] * (ndims + 1)
             broadcast[dimension] = size
-            coords = array_ops.reshape(generator_ops.range(0, size, 1), broadcast)
+            coords = array_ops.reshape(math_ops.range(0, size, 1), broadcast)
             if coords.dtype.base_dtype != nd_indices.dtype.base_dtype:
                 coords = math_ops.cast(coords, nd_indices.dtype)
             parts.append(coords * generator_ops.ones_like(nd_indices))

@@ -17,7 +17,8 @@ from tensorflux._src.ops.array.array_ops import (expand_dims, matrix_transpose, 
 from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank_at_least
 from tensorflux._src.framework import errors
 from tensorflux._src.ops.array.gather_ops import one_hot, where_v2
-from tensorflux._src.ops.array.generator_ops import eye, ones
+from tensorflux._src.ops.array.generator_ops import ones
+from tensorflux._src.ops.linalg.linalg_ops import eye
 from tensorflux._src.ops.linalg.diag_ops import matrix_band_part, matrix_diag_part, \
     matrix_set_diag
 from tensorflux._src.ops.linalg.factor_ops import cholesky, matrix_triangular_solve

@@ -1,4 +1,5 @@
-"""Matrix products: `matmul` (MatMul / BatchMatMulV2), `tensordot`, `einsum` (Einsum).
+"""Matrix products: `matmul` (MatMul / BatchMatMulV2), `tensordot`, `einsum` (Einsum), and
+`eye` (TF keeps it in linalg_ops too).
 
 Shape errors use the wording of TF's C++ shape functions ("Shape must be rank 2 but is
 rank 1", "Dimensions must be equal, but are 3 and 4"), which op_builder completes with
@@ -14,23 +15,25 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.autodiff.grad_helpers import _broadcast_gradient_args, unbroadcast
+from tensorflux._src.ops.math.grad_helpers import _broadcast_gradient_args, unbroadcast
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
+from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.math.math_ops import array_fn
 from tensorflux._src.ops.math.reduce_ops import reduce_prod, reduce_sum
+from tensorflux._src.ops.op_helpers import shape_arg
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast, static_value
 
 _d = _dtypes
 MATMUL_TYPES = _d.FLOATS + (_d.int32, _d.int64) + _d.COMPLEX
 
-__all__ = ["einsum", "matmul", "tensordot"]
+__all__ = ["einsum", "eye", "matmul", "tensordot"]
 
 
 # -- shape helpers with the C++ shape-inference wording ---------------------------------------
@@ -220,26 +223,26 @@ def _tensordot_reshape(x, axes, flipped=False):
     free = [i for i in range(len(shape)) if i not in axes]
     perm = axes + free if flipped else free + axes
     free_static = [shape[i] for i in free]
-    transpose, reshape = array_fn("transpose"), array_fn("reshape")
+    transpose, reshape = array_ops.transpose, array_ops.reshape
     if x.shape.is_fully_defined():
         prod_free = int(np.prod(free_static, dtype=np.int64))
         prod_axes = int(np.prod([shape[i] for i in axes], dtype=np.int64))
         new_shape = [prod_axes, prod_free] if flipped else [prod_free, prod_axes]
         return reshape(transpose(x, perm), new_shape), free_static, free_static
     # Some dims are unknown: compute them from tf.shape(x) in the graph.
-    gather = array_fn("gather")
+    gather = gather_ops.gather
     axes_t = convert_to_tensor(axes, dtype=_d.int32, name="axes")
     free_t = convert_to_tensor(free, dtype=_d.int32, name="free")
-    shape_x = array_fn("shape")(x)
+    shape_x = array_ops.shape(x)
     free_dims = gather(shape_x, free_t)
     prod_free = reduce_prod(free_dims)
     prod_axes = reduce_prod(gather(shape_x, axes_t))
     if flipped:
-        perm_t = array_fn("concat")([axes_t, free_t], 0)
-        new_shape = array_fn("stack")([prod_axes, prod_free])
+        perm_t = array_ops.concat([axes_t, free_t], 0)
+        new_shape = array_ops.stack([prod_axes, prod_free])
     else:
-        perm_t = array_fn("concat")([free_t, axes_t], 0)
-        new_shape = array_fn("stack")([prod_free, prod_axes])
+        perm_t = array_ops.concat([free_t, axes_t], 0)
+        new_shape = array_ops.stack([prod_free, prod_axes])
     return reshape(transpose(x, perm_t), new_shape), free_dims, free_static
 
 
@@ -253,12 +256,12 @@ def tensordot(a, b, axes, name=None):
         a_matrix, a_free, a_free_static = _tensordot_reshape(a, a_axes)
         b_matrix, b_free, b_free_static = _tensordot_reshape(b, b_axes, flipped=True)
         product = matmul(a_matrix, b_matrix)
-        reshape = array_fn("reshape")
+        reshape = array_ops.reshape
         if isinstance(a_free, list) and isinstance(b_free, list):
             return reshape(product, a_free + b_free, name=scope)
         a_free = convert_to_tensor(a_free, dtype=_d.int32)
         b_free = convert_to_tensor(b_free, dtype=_d.int32)
-        result = reshape(product, array_fn("concat")([a_free, b_free], 0), name=scope)
+        result = reshape(product, array_ops.concat([a_free, b_free], 0), name=scope)
         result.set_shape(a_free_static + b_free_static)
         return result
 
@@ -391,8 +394,8 @@ def _label_dims(x, subscripts, labels):
     static = [x.shape.dims[a].value if x.shape.ndims is not None else None for a in axes]
     if None not in static:
         return static
-    shape_x = array_fn("shape")(x)
-    return array_fn("stack")([shape_x[a] for a in axes])
+    shape_x = array_ops.shape(x)
+    return array_ops.stack([shape_x[a] for a in axes])
 
 
 def _einsum_grad_wrt(grad, other, x, x_subs, other_subs, out_subs):
@@ -408,7 +411,7 @@ def _einsum_grad_wrt(grad, other, x, x_subs, other_subs, out_subs):
     if not reduced:
         return apply_op("Einsum", inputs=inputs, equation=f"{subs}->{x_subs}")
     grad_left = apply_op("Einsum", inputs=inputs, equation=f"{subs}->{left}")
-    ones = array_fn("ones")(_label_dims(x, x_subs, reduced), dtype=grad.dtype)
+    ones = generator_ops.ones(_label_dims(x, x_subs, reduced), dtype=grad.dtype)
     return apply_op("Einsum", inputs=[ones, grad_left],
                     equation=f"{''.join(reduced)},{left}->{x_subs}")
 
@@ -442,13 +445,13 @@ def _einsum_grad(op, grad):
         return [gx, gy]
     # Sum each gradient over the ellipsis dims its operand was broadcast along.
     (bx, ex), (by, ey) = _ellipsis_range(x_subs), _ellipsis_range(y_subs)
-    reshape = array_fn("reshape")
+    reshape = array_ops.reshape
     if x.shape.is_fully_defined() and y.shape.is_fully_defined():
         sx, sy = x.shape.as_list(), y.shape.as_list()
         rx, ry = _broadcast_gradient_args(sx[bx:ex], sy[by:ey])
         return [reshape(reduce_sum(gx, bx + rx), sx) if rx.size else gx,
                 reshape(reduce_sum(gy, by + ry), sy) if ry.size else gy]
-    sx, sy = array_fn("shape")(x), array_fn("shape")(y)
+    sx, sy = array_ops.shape(x), array_ops.shape(y)
     rx, ry = apply_op("BroadcastGradientArgs", s0=sx[bx:ex], s1=sy[by:ey])
     return [reshape(reduce_sum(gx, bx + rx), sx), reshape(reduce_sum(gy, by + ry), sy)]
 
@@ -533,3 +536,32 @@ def einsum(equation, *inputs, **kwargs):
         if len(inputs) <= 2:
             return apply_op("Einsum", inputs=inputs, equation=resolved)
         return _pairwise(resolved, inputs)
+
+
+# -- eye ------------------------------------------------------------------------------------
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, name=None):
+    """An identity matrix (or a batch of them) of shape batch_shape + [rows, columns].
+
+    Composed as one_hot(range(rows), columns): row i has its one at column i, and rows
+    past the last column are all zero, as a rectangular identity must be.
+    """
+    with _graph.name_scope(name, "eye", [num_rows, num_columns, batch_shape]):
+        num_columns = num_rows if num_columns is None else num_columns
+        for n in (num_rows, num_columns):
+            if not isinstance(n, Tensor) and (not isinstance(n, (int, np.integer))
+                                              or isinstance(n, bool)):
+                raise TypeError("num_rows and num_columns must be positive integer values.")
+        dtype = _dtypes.as_dtype(dtype).base_dtype
+        np_dtype = dtype.as_numpy_dtype
+        matrix = gather_ops.one_hot(math_ops.range(num_rows), num_columns,
+                                    on_value=constant(np.ones((), np_dtype)),
+                                    off_value=constant(np.zeros((), np_dtype)))
+        if batch_shape is None or (not isinstance(batch_shape, Tensor)
+                                   and len(shape_arg(batch_shape)) == 0):
+            return matrix
+        if isinstance(batch_shape, Tensor):
+            full = array_ops.concat([batch_shape, array_ops.shape(matrix)], 0)
+        else:
+            full = array_ops.concat([constant(shape_arg(batch_shape), dtype=_dtypes.int32),
+                                     array_ops.shape(matrix)], 0)
+        return array_ops.broadcast_to(matrix, full)

@@ -22,7 +22,8 @@ from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array.array_ops import (concat, expand_dims, matrix_transpose, reshape,
                                                  shape)
 from tensorflux._src.ops.op_helpers import with_rank_at_least
-from tensorflux._src.ops.array.generator_ops import eye, zeros_like
+from tensorflux._src.ops.array.generator_ops import zeros_like
+from tensorflux._src.ops.linalg.linalg_ops import eye
 from tensorflux._src.ops.linalg import _common as c
 from tensorflux._src.ops.linalg.diag_ops import (
     matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,

@@ -12,20 +12,21 @@ Integer semantics follow TF's C++ kernels, not NumPy's: `Div`, `TruncateDiv` and
 from __future__ import annotations
 
 import builtins
-import importlib
 import inspect
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops.math import math_grads as _g
+from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import kernel_error, static_input, with_rank
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.shape_fns import broadcast_binary, unchanged
+from tensorflux._src.ops.shape_fns import broadcast_binary, static_value, unchanged
 
 _d = _dtypes
 F, C = _d.FLOATS, _d.COMPLEX  # F includes bfloat16 and float16, as TF1.15's sets do
@@ -41,11 +42,11 @@ EQUALITY = F + (_d.uint8, _d.int8, _d.int16, _d.int32, _d.int64) + C + (_d.bool,
 NO_NAN = (_d.float16, _d.float32, _d.float64) + C
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "add_n", "angle", "asin", "asinh", "atan", "atan2",
+    "abs", "acos", "acosh", "add", "add_n", "asin", "asinh", "atan", "atan2",
     "atanh", "bessel_i0e", "bessel_i1e", "cast", "ceil", "clip_by_value", "complex", "conj",
     "cos", "cosh", "digamma", "div", "div_no_nan", "divide", "equal", "erf", "erfc",
     "erfinv", "exp", "expm1", "floor", "floor_div", "floordiv", "floormod", "greater",
-    "greater_equal", "imag", "is_finite", "is_inf", "is_nan", "less", "less_equal", "lgamma",
+    "greater_equal", "is_finite", "is_inf", "is_nan", "less", "less_equal", "lgamma",
     "log", "log1p", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
     "minimum", "mod", "multiply", "multiply_no_nan", "ndtri", "negative", "not_equal",
     "polygamma", "pow",
@@ -54,19 +55,19 @@ __all__ = [
     "tan", "tanh", "to_bfloat16", "to_complex128", "to_complex64", "to_double", "to_float",
     "to_int32", "to_int64", "truediv", "truncatediv", "truncatemod", "xdivy", "xlogy",
 ]
+# range, lin_space and linspace (at the end) are top-level names only, not tf.math's.
 
 
-def _unary(op_type, lower, dtypes, out="y: T", grad=None, not_differentiable=False):
+def _unary(op_type, lower, dtypes, out="y: T", not_differentiable=False):
     register(OpDef(op_type, inputs=("x: T",), outputs=(out,), attrs={"T": dtypes},
-                   shape=unchanged, lower=lower, grad=grad,
-                   not_differentiable=not_differentiable))
+                   shape=unchanged, lower=lower, not_differentiable=not_differentiable))
 
 
-def _binary(op_type, lower, dtypes, out="z: T", inputs=("x: T", "y: T"), grad=None,
+def _binary(op_type, lower, dtypes, out="z: T", inputs=("x: T", "y: T"),
             not_differentiable=False):
     # Comparisons (bool outputs) have no gradient in TF: NotDifferentiable, not missing.
     register(OpDef(op_type, inputs=inputs, outputs=(out,), attrs={"T": dtypes},
-                   shape=broadcast_binary, lower=lower, grad=grad,
+                   shape=broadcast_binary, lower=lower,
                    not_differentiable=not_differentiable or out.endswith("bool"),
                    strings_by_rank=_dtypes.string in dtypes))
 
@@ -109,35 +110,30 @@ def _polygamma(a, x):
 
 
 # -- binary arithmetic ------------------------------------------------------------------
-# Gradients follow TF1's math_grad.py; they live in math_grads.py (named <op>_grad).
-_binary("Add", jnp.add, ADD_TYPES, grad=_g.add_grad)
-_binary("Sub", jnp.subtract, BINARY_MORE, grad=_g.sub_grad)
-_binary("Mul", jnp.multiply, BINARY_MORE, grad=_g.mul_grad)
-_binary("RealDiv", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE,
-        grad=_g.div_grad)
-_binary("Div", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE,
-        grad=_g.div_grad)
+# Gradients follow TF1's math_grad.py; math_grads.py attaches them (they are built
+# with wrappers of other families, which sit above this module).
+_binary("Add", jnp.add, ADD_TYPES)
+_binary("Sub", jnp.subtract, BINARY_MORE)
+_binary("Mul", jnp.multiply, BINARY_MORE)
+_binary("RealDiv", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE)
+_binary("Div", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE)
 # Integer-valued results: TF's gradients are None (FloorDiv, TruncateDiv), and TF has
 # none at all for TruncateMod.
 _binary("FloorDiv", _floor_div, BINARY_MORE, not_differentiable=True)
 _binary("TruncateDiv", _trunc_div, BINARY_MORE, not_differentiable=True)
-_binary("FloorMod", jnp.remainder, MOD_TYPES, grad=_g.floor_mod_grad)  # sign of y, like %
+_binary("FloorMod", jnp.remainder, MOD_TYPES)  # sign of y, like %
 _binary("TruncateMod", jnp.fmod, MOD_TYPES, not_differentiable=True)  # sign of x, like fmod
 # Integer x ** negative y is an error in TF's CPU kernel; under XLA it is 0 (1 for |x|=1).
-_binary("Pow", jnp.power, F + (_d.int32, _d.int64) + C, grad=_g.pow_grad)
-_binary("Maximum", jnp.maximum, MINMAX, grad=_g.maximum_grad)
-_binary("Minimum", jnp.minimum, MINMAX, grad=_g.minimum_grad)
-_binary("SquaredDifference", lambda x, y: (x - y) * jnp.conj(x - y), BINARY_FEWER,
-        grad=_g.squared_difference_grad)
-_binary("Atan2", jnp.arctan2, F, inputs=("y: T", "x: T"), grad=_g.atan2_grad)
-_binary("DivNoNan", lambda x, y: _where_zero(y == 0, jnp.divide(x, y)), NO_NAN,
-        grad=_g.div_no_nan_grad)
-_binary("MulNoNan", lambda x, y: _where_zero(y == 0, x * y), NO_NAN, grad=_g.mul_no_nan_grad)
-_binary("Xlogy", lambda x, y: _where_zero(x == 0, x * jnp.log(y)), NO_NAN,
-        grad=_g.xlogy_grad)
-_binary("Xdivy", lambda x, y: _where_zero(x == 0, jnp.divide(x, y)), NO_NAN, grad=_g.xdivy_grad)
-_binary("Polygamma", _polygamma, (_d.float32, _d.float64), inputs=("a: T", "x: T"),
-        grad=_g.polygamma_grad)
+_binary("Pow", jnp.power, F + (_d.int32, _d.int64) + C)
+_binary("Maximum", jnp.maximum, MINMAX)
+_binary("Minimum", jnp.minimum, MINMAX)
+_binary("SquaredDifference", lambda x, y: (x - y) * jnp.conj(x - y), BINARY_FEWER)
+_binary("Atan2", jnp.arctan2, F, inputs=("y: T", "x: T"))
+_binary("DivNoNan", lambda x, y: _where_zero(y == 0, jnp.divide(x, y)), NO_NAN)
+_binary("MulNoNan", lambda x, y: _where_zero(y == 0, x * y), NO_NAN)
+_binary("Xlogy", lambda x, y: _where_zero(x == 0, x * jnp.log(y)), NO_NAN)
+_binary("Xdivy", lambda x, y: _where_zero(x == 0, jnp.divide(x, y)), NO_NAN)
+_binary("Polygamma", _polygamma, (_d.float32, _d.float64), inputs=("a: T", "x: T"))
 
 # -- comparisons and logic: no gradients --------------------------------------------------
 # Strings compare on the host, by rank (OpDef.strings_by_rank).
@@ -155,40 +151,40 @@ register(OpDef("LogicalNot", inputs=("x: bool",), outputs=("y: bool",), shape=un
                lower=jnp.logical_not, not_differentiable=True))
 
 # -- unary --------------------------------------------------------------------------------
-_unary("Neg", jnp.negative, UNARY, grad=_g.neg_grad)
-_unary("Abs", jnp.abs, F + _d.SIGNED_INTS, grad=_g.abs_grad)
-_unary("Sign", _sign, UNARY, grad=_g.sign_grad)  # x / |x| for complex, 0 at 0
+_unary("Neg", jnp.negative, UNARY)
+_unary("Abs", jnp.abs, F + _d.SIGNED_INTS)
+_unary("Sign", _sign, UNARY)  # x / |x| for complex, 0 at 0
 # 1 / x in the input type: integers truncate (1 / 2 == 0, 1 / -1 == -1), as in C.
 _unary("Reciprocal", lambda x: _trunc_div(jnp.ones_like(x), x) if _is_int(x) else 1 / x,
-       UNARY, grad=_g.reciprocal_grad)
-_unary("Square", jnp.square, UNARY, grad=_g.square_grad)
-_unary("Sqrt", jnp.sqrt, UNARY_COMPLEX, grad=_g.sqrt_grad)
-_unary("Rsqrt", jax.lax.rsqrt, UNARY_COMPLEX, grad=_g.rsqrt_grad)
-_unary("Exp", jnp.exp, UNARY_COMPLEX, grad=_g.exp_grad)
-_unary("Expm1", jnp.expm1, UNARY_COMPLEX, grad=_g.expm1_grad)
-_unary("Log", jnp.log, UNARY_COMPLEX, grad=_g.log_grad)
-_unary("Log1p", jnp.log1p, UNARY_COMPLEX, grad=_g.log1p_grad)
-_unary("Sin", jnp.sin, UNARY_COMPLEX, grad=_g.sin_grad)
-_unary("Cos", jnp.cos, UNARY_COMPLEX, grad=_g.cos_grad)
-_unary("Tan", jnp.tan, UNARY_COMPLEX, grad=_g.tan_grad)
-_unary("Asin", jnp.arcsin, UNARY_COMPLEX, grad=_g.asin_grad)
-_unary("Acos", jnp.arccos, UNARY_COMPLEX, grad=_g.acos_grad)
-_unary("Atan", jnp.arctan, UNARY_COMPLEX, grad=_g.atan_grad)
-_unary("Sinh", jnp.sinh, UNARY_COMPLEX, grad=_g.sinh_grad)
-_unary("Cosh", jnp.cosh, UNARY_COMPLEX, grad=_g.cosh_grad)
-_unary("Tanh", jnp.tanh, UNARY_COMPLEX, grad=_g.tanh_grad)
-_unary("Asinh", jnp.arcsinh, UNARY_COMPLEX, grad=_g.asinh_grad)
-_unary("Acosh", jnp.arccosh, UNARY_COMPLEX, grad=_g.acosh_grad)
-_unary("Atanh", jnp.arctanh, UNARY_COMPLEX, grad=_g.atanh_grad)
-_unary("Sigmoid", jax.nn.sigmoid, UNARY_COMPLEX, grad=_g.sigmoid_grad)
-_unary("Lgamma", jax.scipy.special.gammaln, F, grad=_g.lgamma_grad)
-_unary("Digamma", jax.scipy.special.digamma, F, grad=_g.digamma_grad)
-_unary("Erf", jax.scipy.special.erf, F, grad=_g.erf_grad)
-_unary("Erfc", jax.scipy.special.erfc, F, grad=_g.erfc_grad)
-_unary("Erfinv", jax.scipy.special.erfinv, F, grad=_g.erfinv_grad)
-_unary("Ndtri", jax.scipy.special.ndtri, F, grad=_g.ndtri_grad)
-_unary("BesselI0e", jax.scipy.special.i0e, F, grad=_g.bessel_i0e_grad)
-_unary("BesselI1e", jax.scipy.special.i1e, F, grad=_g.bessel_i1e_grad)
+       UNARY)
+_unary("Square", jnp.square, UNARY)
+_unary("Sqrt", jnp.sqrt, UNARY_COMPLEX)
+_unary("Rsqrt", jax.lax.rsqrt, UNARY_COMPLEX)
+_unary("Exp", jnp.exp, UNARY_COMPLEX)
+_unary("Expm1", jnp.expm1, UNARY_COMPLEX)
+_unary("Log", jnp.log, UNARY_COMPLEX)
+_unary("Log1p", jnp.log1p, UNARY_COMPLEX)
+_unary("Sin", jnp.sin, UNARY_COMPLEX)
+_unary("Cos", jnp.cos, UNARY_COMPLEX)
+_unary("Tan", jnp.tan, UNARY_COMPLEX)
+_unary("Asin", jnp.arcsin, UNARY_COMPLEX)
+_unary("Acos", jnp.arccos, UNARY_COMPLEX)
+_unary("Atan", jnp.arctan, UNARY_COMPLEX)
+_unary("Sinh", jnp.sinh, UNARY_COMPLEX)
+_unary("Cosh", jnp.cosh, UNARY_COMPLEX)
+_unary("Tanh", jnp.tanh, UNARY_COMPLEX)
+_unary("Asinh", jnp.arcsinh, UNARY_COMPLEX)
+_unary("Acosh", jnp.arccosh, UNARY_COMPLEX)
+_unary("Atanh", jnp.arctanh, UNARY_COMPLEX)
+_unary("Sigmoid", jax.nn.sigmoid, UNARY_COMPLEX)
+_unary("Lgamma", jax.scipy.special.gammaln, F)
+_unary("Digamma", jax.scipy.special.digamma, F)
+_unary("Erf", jax.scipy.special.erf, F)
+_unary("Erfc", jax.scipy.special.erfc, F)
+_unary("Erfinv", jax.scipy.special.erfinv, F)
+_unary("Ndtri", jax.scipy.special.ndtri, F)
+_unary("BesselI0e", jax.scipy.special.i0e, F)
+_unary("BesselI1e", jax.scipy.special.i1e, F)
 # Piecewise constant: TF's gradients are None (Sign's, above, is zeros).
 _unary("Round", jnp.round, UNARY, not_differentiable=True)  # half to even; ints unchanged
 _unary("Floor", jnp.floor, F, not_differentiable=True)
@@ -200,19 +196,17 @@ _unary("IsInf", jnp.isinf, F, out="y: bool", not_differentiable=True)
 
 # -- complex parts: output is the real type named by Tout ---------------------------------
 _REAL_OUT = (_d.float32, _d.float64)
-for _name, _fn, _grad in (("ComplexAbs", jnp.abs, _g.complex_abs_grad),
-                          ("Real", jnp.real, _g.real_grad), ("Imag", jnp.imag, _g.imag_grad),
-                          ("Angle", jnp.angle, _g.angle_grad)):
+for _name, _fn in (("ComplexAbs", jnp.abs), ("Real", jnp.real), ("Imag", jnp.imag),
+                   ("Angle", jnp.angle)):
     register(OpDef(_name, inputs=("x: T",) if _name == "ComplexAbs" else ("input: T",),
                    outputs=("y: Tout",) if _name == "ComplexAbs" else ("output: Tout",),
-                   attrs={"T": C, "Tout": _REAL_OUT}, shape=unchanged, lower=_fn, grad=_grad))
+                   attrs={"T": C, "Tout": _REAL_OUT}, shape=unchanged, lower=_fn))
 register(OpDef("Conj", inputs=("input: T",), outputs=("output: T",), attrs={"T": C},
-               shape=unchanged, lower=jnp.conj, grad=_g.conj_grad))
+               shape=unchanged, lower=jnp.conj))
 register(OpDef("Complex", inputs=("real: T", "imag: T"), outputs=("out: Tout",),
                attrs={"T": _REAL_OUT, "Tout": C}, shape=broadcast_binary,
                lower=lambda re, im, Tout: jax.lax.complex(*jnp.broadcast_arrays(re, im)).astype(
-                   Tout.as_numpy_dtype),
-               grad=_g.complex_grad))
+                   Tout.as_numpy_dtype)))
 
 
 # -- public wrappers ------------------------------------------------------------------------
@@ -429,7 +423,7 @@ register(OpDef(
     "Cast", inputs=("x: SrcT",), outputs=("y: DstT",),
     attrs={"SrcT": _d.NUMBERS + (_d.bool,), "DstT": _d.NUMBERS + (_d.bool,),
            "Truncate": False},
-    shape=unchanged, lower=_cast_lower, grad=_g.cast_grad,
+    shape=unchanged, lower=_cast_lower,
 ))
 
 
@@ -504,45 +498,23 @@ def complex(real, imag, name=None):  # noqa: A001 - TF's public name
         return apply_op("Complex", name=scope, real=real, imag=imag, Tout=tout)
 
 
-# Where the functions that composites borrow live (TF keeps most in array_ops).
-_BORROWED_FROM = ("ops.array.array_ops", "ops.array.generator_ops", "ops.array.gather_ops", "ops.array.slicing_ops",
-                  "ops.array.sort_ops", "autodiff.gradients")
-
-
-def array_fn(name):
-    """A public function of another op family (reshape, zeros_like, range, stop_gradient).
-
-    Those modules import this one, so their functions are looked up when first called.
-    """
-    for module_name in _BORROWED_FROM:
-        fn = getattr(importlib.import_module("tensorflux._src." + module_name), name, None)
-        if fn is not None:
-            return fn
-    raise NotImplementedError(f"tf.{name} is not available yet")
-
-
-def _zeros_like(x):
-    return array_fn("zeros_like")(x)
-
-
-def _complex_part(op_type, default_name, zeros_for_real):
+def _complex_part(op_type, default_name, for_real):
+    """A complex-part wrapper: the record for complex inputs, `for_real(input)` otherwise."""
     def fn(input, name=None):  # noqa: A002 - TF's argument name
         with _graph.name_scope(name, default_name, [input]) as scope:
             input = convert_to_tensor(input, name="input")
             if input.dtype.is_complex:
                 return apply_op(op_type, name=scope, input=input, Tout=input.dtype.real_dtype)
-            return _zeros_like(input) if zeros_for_real else input
+            return for_real(input)
     fn.__name__ = fn.__qualname__ = default_name.lower()
-    fn.__module__ = __name__
     return fn
 
 
-real = _complex_part("Real", "Real", zeros_for_real=False)
+real = _complex_part("Real", "Real", for_real=lambda input: input)
+real.__module__ = __name__
 real.__doc__ = "The real part of a complex tensor; a real tensor is returned unchanged."
-imag = _complex_part("Imag", "Imag", zeros_for_real=True)
-imag.__doc__ = "The imaginary part of a complex tensor; zeros for a real tensor."
-angle = _complex_part("Angle", "Angle", zeros_for_real=True)
-angle.__doc__ = "The argument atan2(imag, real) of a complex tensor; zeros for a real one."
+# imag and angle give zeros for a real tensor (zeros_like), so they live above
+# generator_ops, in complex_parts.py.
 
 
 def conj(x, name=None):
@@ -580,7 +552,7 @@ def _add_n_shape(op):
 
 register(OpDef("AddN", inputs=("inputs: N * T",), outputs=("sum: T",),
                attrs={"T": _d.NUMBERS}, shape=_add_n_shape,
-               lower=lambda *xs: builtins.sum(xs[1:], xs[0]), grad=_g.add_n_grad))
+               lower=lambda *xs: builtins.sum(xs[1:], xs[0])))
 
 
 def add_n(inputs, name=None):
@@ -607,3 +579,105 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
         values.shape.merge_with(t_max.shape)
         return t_max
 
+
+# -- Range / LinSpace (TF keeps tf.range and tf.linspace in math_ops) -----------------------
+def _range_size(start, limit, delta, fail):
+    if delta == 0:
+        raise fail("Requires delta != 0")
+    if start > limit and delta > 0:
+        raise fail(f"Requires start <= limit when delta > 0: {start}/{limit}")
+    if start < limit and delta < 0:
+        raise fail(f"Requires start >= limit when delta < 0: {start}/{limit}")
+    if isinstance(start, (int, np.integer)):
+        start, limit, delta = int(start), int(limit), int(delta)
+        return (builtins.abs(limit - start) + builtins.abs(delta) - 1) // builtins.abs(delta)
+    return int(np.ceil(np.abs((limit - start) / delta)))  # in the inputs' precision, as TF
+
+
+def _scalars(op):
+    for t, what in zip(op.inputs, ("start", "limit", "delta")):
+        if t.shape.ndims not in (None, 0):
+            raise ValueError(f"Shape must be rank 0 but is rank {t.shape.ndims} for {what}")
+    return [static_value(t) for t in op.inputs]
+
+
+def _range_shape(op):
+    values = _scalars(op)
+    if any(v is None for v in values):
+        return unknown_shape(1)
+    return TensorShape([_range_size(*(v[()] for v in values), ValueError)])
+
+
+def _range_lower(start, limit, delta):
+    start, limit, delta = (static_input(v, "Range", name)[()]
+                           for v, name in ((start, "start"), (limit, "limit"), (delta, "delta")))
+    n = _range_size(start, limit, delta, kernel_error)
+    # start + i * delta in the input dtype (TF1's CPU kernel accumulated `value += delta`;
+    # this is exact for ints and at least as accurate for floats).
+    return start + jnp.arange(n) * delta
+
+
+register(OpDef("Range", inputs=("start: Tidx", "limit: Tidx", "delta: Tidx"),
+               outputs=("output: Tidx",),
+               attrs={"Tidx": (_dtypes.bfloat16, _dtypes.float32, _dtypes.float64,
+                               _dtypes.int32, _dtypes.int64)},
+               shape=_range_shape, lower=_range_lower, not_differentiable=True))
+
+_RANGE_DTYPES = [_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64]
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+    """The sequence start, start + delta, ... up to (not including) limit.
+
+    `range(n)` counts from 0. Without `dtype`, the widest type of the three arguments
+    (int32 < int64 < float32 < float64) is used for all of them, as in TF.
+    """
+    if limit is None:
+        start, limit = 0, start
+    with _graph.name_scope(name, "Range", [start, limit, delta]) as scope:
+        args = [convert_to_tensor(v, dtype=dtype, name=n)
+                for v, n in ((start, "start"), (limit, "limit"), (delta, "delta"))]
+        if dtype is None:
+            for a in args:
+                if a.dtype.base_dtype not in _RANGE_DTYPES:
+                    raise TypeError(f"range arguments must be int32, int64, float32 or "
+                                    f"float64, got {a.dtype.base_dtype.name}")
+            widest = max((a.dtype.base_dtype for a in args), key=_RANGE_DTYPES.index)
+            args = [cast(a, widest) for a in args]
+        return apply_op("Range", name=scope, start=args[0], limit=args[1], delta=args[2])
+
+
+def _linspace_shape(op):
+    for t in op.inputs:
+        with_rank(t.shape, 0)
+    num = static_value(op.inputs[2])
+    if num is None:
+        return unknown_shape(1)
+    if num <= 0:
+        raise ValueError(f"Requires num > 0: {int(num)}")
+    return TensorShape([int(num)])
+
+
+def _linspace_lower(start, stop, num):
+    n = int(static_input(num, "LinSpace", "num"))
+    if n <= 0:
+        raise kernel_error(f"Requires num > 0: {n}")
+    if n == 1:
+        return jnp.reshape(start, (1,))
+    step = (stop - start) / (n - 1)
+    values = start + jnp.arange(n, dtype=jnp.result_type(start)) * step
+    return values.at[-1].set(stop)  # the last value is exactly `stop`, as in TF
+
+
+register(OpDef("LinSpace", inputs=("start: T", "stop: T", "num: Tidx"), outputs=("output: T",),
+               attrs={"T": (_dtypes.bfloat16, _dtypes.float32, _dtypes.float64),
+                      "Tidx": _dtypes.INDEX},
+               shape=_linspace_shape, lower=_linspace_lower, not_differentiable=True))
+
+
+def lin_space(start, stop, num, name=None):
+    """`num` evenly spaced values from `start` to `stop`, both included."""
+    return apply_op("LinSpace", name=name, start=start, stop=stop, num=num)
+
+
+linspace = lin_space

@@ -18,9 +18,9 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.math.math_ops import array_fn
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
 from tensorflux._src.ops.constant import constant
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_value, unchanged
@@ -124,137 +124,6 @@ _REDUCERS = {
 }
 
 
-# -- gradients (TF1's math_grad.py) ----------------------------------------------------------
-def _reduced_mask(x, axes):
-    """int32 vector over x's axes: 1 where reduced. Known only when a run is compiled."""
-    rank = array_fn("rank")(x)
-    axes = math_ops.cast(array_fn("reshape")(axes, [-1]), _d.int32)
-    axes = math_ops.floormod(axes + rank, rank)
-    expand = array_fn("expand_dims")
-    hit = reduce_any(math_ops.equal(expand(array_fn("range")(rank), 1), expand(axes, 0)), 1)
-    return math_ops.cast(hit, _d.int32)
-
-
-def _kept_dims_shape(x, axes):
-    """x's shape with the reduced axes set to 1: the output shape under keep_dims (TF's
-    reduced_shape). A Python list when x's shape is known, else a shape tensor; either way
-    it is a constant once a run is compiled."""
-    rank = x.shape.ndims
-    axes_value = static_value(axes)
-    if rank is not None and axes_value is not None:
-        reduced = {int(a) % rank for a in np.reshape(axes_value, -1)} if rank else set()
-        if x.shape.is_fully_defined():
-            return [1 if i in reduced else d for i, d in enumerate(x.shape.as_list())]
-        keep = np.array([i not in reduced for i in range(rank)], np.int32)
-        return array_fn("shape")(x) * keep + (1 - keep)
-    reduced = _reduced_mask(x, axes)  # rank or axes known only at run time
-    return array_fn("shape")(x) * (1 - reduced) + reduced
-
-
-def _broadcast_to_input(grad, x):
-    if x.shape.is_fully_defined() and grad.shape.is_fully_defined() and x.shape == grad.shape:
-        return grad
-    shape = x.shape.as_list() if x.shape.is_fully_defined() else array_fn("shape")(x)
-    return array_fn("broadcast_to")(grad, shape)
-
-
-def _kept(op, *tensors):
-    """`tensors` (the output and its gradient) reshaped as if keep_dims had been set."""
-    if op.get_attr("keep_dims"):
-        return tensors
-    shape = _kept_dims_shape(op.inputs[0], op.inputs[1])
-    return tuple(array_fn("reshape")(t, shape) for t in tensors)
-
-
-def _sum_grad(op, grad):
-    (grad,) = _kept(op, grad)
-    return [_broadcast_to_input(grad, op.inputs[0]), None]
-
-
-def _mean_grad(op, grad):
-    sum_grad = _sum_grad(op, grad)[0]
-    x, y = op.inputs[0], op.outputs[0]
-    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
-        size = lambda s: int(np.prod(s.as_list(), dtype=np.int64))  # noqa: E731
-        factor = constant(size(x.shape) // max(size(y.shape), 1), dtype=sum_grad.dtype)
-    else:
-        shape = array_fn("shape")
-        factor = math_ops.floordiv(reduce_prod(shape(x)),
-                                   math_ops.maximum(reduce_prod(shape(y)), 1))
-        factor = math_ops.cast(factor, sum_grad.dtype)
-    return [math_ops.truediv(sum_grad, factor), None]
-
-
-def _min_or_max_grad(op, grad):
-    # The gradient is split equally among the elements equal to the result (ties).
-    x, axes = op.inputs
-    y, grad = _kept(op, op.outputs[0], grad)
-    indicators = math_ops.cast(math_ops.equal(y, x), grad.dtype)
-    num_selected = reduce_sum(indicators, axes, keepdims=True)
-    return [math_ops.truediv(indicators, num_selected) * grad, None]
-
-
-def _euclidean_norm_grad(op, grad):
-    norm, grad = _kept(op, op.outputs[0], grad)
-    return [math_ops.truediv(op.inputs[0], norm / grad), None]
-
-
-def _prod_grad(op, grad):
-    """Product of all the other elements, as the product of two exclusive cumprods (one
-    from each end), so zeros in the input need no division."""
-    x, axes = op.inputs
-    reshape, transpose, shape = array_fn("reshape"), array_fn("transpose"), array_fn("shape")
-    (grad,) = _kept(op, grad)
-    grad = _broadcast_to_input(grad, x)
-    # Permute the reduced axes to the front and flatten to a (reduced, other) matrix.
-    rank, axes_value = x.shape.ndims, static_value(axes)
-    static = rank is not None and axes_value is not None
-    if static:
-        reduced = list(dict.fromkeys(int(a) % rank for a in np.reshape(axes_value, -1)))
-        other = [i for i in range(rank) if i not in reduced]
-        perm, inverse = reduced + other, np.argsort(reduced + other).tolist()
-        in_reduced = np.array([i in reduced for i in range(rank)], np.int32)
-    else:  # the same permutation from ops: reduced axes first, each group in order
-        in_reduced = _reduced_mask(x, axes)
-        positions = array_fn("range")(array_fn("rank")(x))
-        perm = array_fn("argsort")((1 - in_reduced) * array_fn("size")(in_reduced) + positions)
-        inverse = array_fn("argsort")(perm)
-    permuted = transpose(x, perm)
-    if static and x.shape.is_fully_defined():
-        dims = x.shape.as_list()
-        size = lambda idx: int(np.prod([dims[i] for i in idx], dtype=np.int64))  # noqa: E731
-        matrix_shape, permuted_shape = [size(reduced), size(other)], [dims[i] for i in perm]
-    else:
-        shape_x = shape(x)
-        matrix_shape = array_fn("stack")([reduce_prod(shape_x * in_reduced + (1 - in_reduced)),
-                                          reduce_prod(shape_x * (1 - in_reduced) + in_reduced)])
-        permuted_shape = shape(permuted)
-    matrix = reshape(permuted, matrix_shape)  # (reduced, other)
-    left = cumprod(matrix, 0, exclusive=True)
-    right = cumprod(matrix, 0, exclusive=True, reverse=True)
-    others = reshape(math_ops.conj(left) * math_ops.conj(right), permuted_shape)
-    return [grad * transpose(others, inverse), None]
-
-
-def _cumsum_grad(op, grad):
-    return [cumsum(grad, op.inputs[1], exclusive=op.get_attr("exclusive"),
-                   reverse=not op.get_attr("reverse")), None]
-
-
-def _cumprod_grad(op, grad):
-    # TF's formula divides by x, so it is NaN where x has zeros (as in TF).
-    x, axis = op.inputs
-    exclusive, reverse = op.get_attr("exclusive"), op.get_attr("reverse")
-    prod = cumprod(x, axis, exclusive=exclusive, reverse=reverse)
-    out = cumsum(prod * grad, axis, exclusive=exclusive, reverse=not reverse)
-    return [out / x, None]
-
-
-_REDUCTION_GRADS = {"Sum": _sum_grad, "Mean": _mean_grad, "Prod": _prod_grad,
-                    "Max": _min_or_max_grad, "Min": _min_or_max_grad,
-                    "EuclideanNorm": _euclidean_norm_grad}
-
-
 def _register_reduction(op_type, dtypes):
     reducer = _REDUCERS[op_type]
 
@@ -267,7 +136,7 @@ def _register_reduction(op_type, dtypes):
         inputs=("input: T" if typed else "input: bool", "reduction_indices: Tidx"),
         outputs=("output: T" if typed else "output: bool",),
         attrs={**({"T": dtypes} if typed else {}), "Tidx": _d.INDEX, "keep_dims": False},
-        shape=_reduction_shape, lower=lower, grad=_REDUCTION_GRADS.get(op_type),
+        shape=_reduction_shape, lower=lower,
         not_differentiable=not typed,  # Any, All
     ))
 
@@ -297,7 +166,7 @@ def _reduction_dims(x, axis):
         return axis
     if isinstance(x, Tensor) and x.shape.ndims is not None:
         return constant(np.arange(x.shape.ndims, dtype=np.int32))
-    return array_fn("range")(0, array_fn("rank")(x))
+    return math_ops.range(0, array_ops.rank(x))
 
 
 def _may_reduce_to_scalar(keepdims, axis, output):
@@ -356,12 +225,12 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None,
     input_tensor = convert_to_tensor(input_tensor)
     with _graph.name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
         raw_max = reduce_max(input_tensor, axis=axis, keepdims=True)
-        my_max = array_fn("stop_gradient")(array_fn("where")(
-            math_ops.is_finite(raw_max), raw_max, array_fn("zeros_like")(raw_max)))
+        my_max = array_ops.stop_gradient(gather_ops.where(
+            math_ops.is_finite(raw_max), raw_max, generator_ops.zeros_like(raw_max)))
         result = math_ops.log(reduce_sum(
             math_ops.exp(math_ops.subtract(input_tensor, my_max)), axis, keepdims=keepdims))
         if not keepdims:
-            my_max = array_fn("reshape")(my_max, array_fn("shape")(result))
+            my_max = array_ops.reshape(my_max, array_ops.shape(result))
         result = math_ops.add(result, my_max, name=scope)
         return _may_reduce_to_scalar(keepdims, axis, result)
 
@@ -486,12 +355,12 @@ def _scan_lower(op_type, scan, identity):
     return lower
 
 
-for _op_type, _scan, _identity, _grad in (("Cumsum", jax.lax.cumsum, 0, _cumsum_grad),
-                                          ("Cumprod", jax.lax.cumprod, 1, _cumprod_grad)):
+for _op_type, _scan, _identity in (("Cumsum", jax.lax.cumsum, 0),
+                                   ("Cumprod", jax.lax.cumprod, 1)):
     register(OpDef(
         _op_type, inputs=("x: T", "axis: Tidx"), outputs=("out: T",),
         attrs={"T": _d.NUMBERS, "Tidx": _d.INDEX, "exclusive": False, "reverse": False},
-        shape=unchanged, lower=_scan_lower(_op_type, _scan, _identity), grad=_grad))
+        shape=unchanged, lower=_scan_lower(_op_type, _scan, _identity)))
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):

@@ -14,6 +14,8 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, merge_shapes, static_input,
                                             static_scalar, with_rank)
 from tensorflux._src.ops.op_builder import apply_op
@@ -59,8 +61,6 @@ def _unsorted_segment_sum_lower(data, segment_ids, num_segments):
 
 def gather_drop_negatives(params, ids):
     """gather(params, ids) along axis 0, with zeros where an id is outside [0, len)."""
-    from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
-    from tensorflux._src.ops.math import math_ops
     n = array_ops.shape(params, out_type=ids.dtype)[0]
     clipped = math_ops.minimum(math_ops.maximum(ids, 0), math_ops.maximum(n - 1, 0))
     gathered = gather_ops.gather(params, clipped)

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.autodiff.grad_helpers import unbroadcast
+from tensorflux._src.ops.math.grad_helpers import unbroadcast
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor

@@ -27,7 +27,7 @@ def _clip(params, ids, max_norm):
     if ids_rank is not None and params_rank is not None:
         axes = list(range(ids_rank, params_rank))
     else:
-        from tensorflux._src.ops.array.generator_ops import range as tf_range
+        from tensorflux._src.ops.math.math_ops import range as tf_range
         axes = tf_range(array_ops.rank(ids), array_ops.rank(params))
     return clip_by_norm(params, max_norm, axes=axes)
 

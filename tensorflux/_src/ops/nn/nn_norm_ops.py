@@ -53,7 +53,7 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
 def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
     """Mean and (biased) variance of x over `axes`; `shift` is accepted and ignored, as in
     TF. float16 inputs are reduced in float32."""
-    from tensorflux._src.autodiff.gradients import stop_gradient
+    from tensorflux._src.ops.array.array_ops import stop_gradient
     del shift
     keep_dims = bool(_deprecated_lookup("keepdims", keepdims, "keep_dims", keep_dims))
     with _graph.name_scope(name, "moments", [x, axes]):

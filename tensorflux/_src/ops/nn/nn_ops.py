@@ -140,7 +140,7 @@ def _xent_lower(features, labels):
 
 
 def _xent_grad(op, dloss, dbackprop):
-    from tensorflux._src.autodiff.grad_helpers import unbroadcast
+    from tensorflux._src.ops.math.grad_helpers import unbroadcast
     from tensorflux._src.ops.array import array_ops
     d = array_ops.expand_dims(dloss, -1)
     grad_logits = d * op.outputs[1]
@@ -225,7 +225,7 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
                                       name=None, axis=None):
     """TF1's v1: like v2 (labels cast to the logits' dtype, broadcast rows), but no
     gradient flows into labels."""
-    from tensorflux._src.autodiff.gradients import stop_gradient
+    from tensorflux._src.ops.array.array_ops import stop_gradient
     if _sentinel is not None:
         raise ValueError("Only call `softmax_cross_entropy_with_logits` with named arguments "
                          "(labels=..., logits=..., ...)")

@@ -216,7 +216,7 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_cl
                             name=None, seed=None):
     """(logits [batch, num_true + num_sampled], labels of the same shape): the true classes'
     logits first, each true label 1 / num_true."""
-    from tensorflux._src.autodiff.gradients import stop_gradient
+    from tensorflux._src.ops.array.array_ops import stop_gradient
     from tensorflux._src.ops.array.generator_ops import ones_like, zeros_like
     from tensorflux._src.ops.linalg.linalg_ops import matmul
     from tensorflux._src.ops.nn.nn_embedding_ops import _as_param_list, embedding_lookup
@@ -293,7 +293,7 @@ def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_class
                          partition_strategy="mod", name="sampled_softmax_loss", seed=None):
     """Softmax cross-entropy over the true classes and num_sampled sampled classes, logits
     corrected by log Q; per example."""
-    from tensorflux._src.autodiff.gradients import stop_gradient
+    from tensorflux._src.ops.array.array_ops import stop_gradient
     from tensorflux._src.ops.nn.nn_ops import softmax_cross_entropy_with_logits_v2
     logits, labels = _compute_sampled_logits(
         weights=weights, biases=biases, labels=labels, inputs=inputs, num_sampled=num_sampled,

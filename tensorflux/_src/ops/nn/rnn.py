@@ -95,7 +95,7 @@ def _swap_batch_time(x):
         raise ValueError(f"Expected input tensor {x} to have rank at least 2")
     rank = x.shape.ndims if x.shape.ndims is not None else array_ops.rank(x)
     perm = [1, 0] + list(range(2, rank)) if isinstance(rank, int) else array_ops.concat(
-        [[1, 0], generator_ops.range(2, rank)], 0)
+        [[1, 0], math_ops.range(2, rank)], 0)
     return array_ops.transpose(x, perm)
 
 
@@ -170,7 +170,7 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         elems = list(flat_inputs)
         if sequence_length is not None:
             steps = array_ops.shape(flat_inputs[0])[0]
-            elems.append(generator_ops.range(steps, name="time"))
+            elems.append(math_ops.range(steps, name="time"))
 
         def step(state, slices):
             output, new_state = cell(pack(input_def, slices[:n_inputs]), state)

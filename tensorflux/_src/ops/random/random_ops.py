@@ -216,7 +216,7 @@ def _random_gamma_grad(op, grad):
     from tensorflux._src.ops.array import array_ops
     from tensorflux._src.ops.math import reduce_ops
     from tensorflux._src.ops.array.generator_ops import ones
-    from tensorflux._src.ops.array.generator_ops import range as tf_range
+    from tensorflux._src.ops.math.math_ops import range as tf_range
     shape, alpha = op.inputs
     sample = op.outputs[0]
     num_sample_dims = array_ops.shape(shape)[0]

@@ -358,7 +358,7 @@ register(OpDef(
 def _gamma_grad(op, grad):
     # Implicit reparameterization (TF's _StatelessRandomGammaV2Grad): d sample / d alpha
     # from the gamma CDF, summed over the dimensions alpha was broadcast along.
-    from tensorflux._src.autodiff.grad_helpers import unbroadcast
+    from tensorflux._src.ops.math.grad_helpers import unbroadcast
     from tensorflux._src.ops.array.generator_ops import zeros_like
     alpha, sample = op.inputs[2], op.outputs[0]
     partial_a = apply_op("RandomGammaGrad", alpha=alpha + zeros_like(sample), sample=sample)

@@ -84,7 +84,7 @@ def _dct(x, dct_type, n, norm):
         extended = array_ops.concat([x, array_ops.reverse(x[..., 1:-1], [-1])], -1)
         return math_ops.real(fft_ops.rfft(extended))
     if dct_type == 2:
-        k = math_ops.cast(generator_ops.range(size), x.dtype)
+        k = math_ops.cast(math_ops.range(size), x.dtype)
         twiddle = 2.0 * math_ops.exp(math_ops.complex(zero, -k * math.pi * 0.5 / size_f))
         spectrum = fft_ops.rfft(x, fft_length=array_ops.reshape(2 * size, [1]))
         out = math_ops.real(spectrum[..., :size] * twiddle)
@@ -98,7 +98,7 @@ def _dct(x, dct_type, n, norm):
             x = x * _leading_weight(n1, n1 * math.sqrt(0.5), size, x.dtype)
         else:
             x = x * size_f
-        k = math_ops.cast(generator_ops.range(size), x.dtype)
+        k = math_ops.cast(math_ops.range(size), x.dtype)
         twiddle = 2.0 * math_ops.exp(math_ops.complex(zero, k * math.pi * 0.5 / size_f))
         signal = fft_ops.irfft(twiddle * math_ops.complex(x, generator_ops.zeros_like(x)),
                                fft_length=array_ops.reshape(2 * size, [1]))

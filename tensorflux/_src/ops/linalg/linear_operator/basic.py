@@ -10,10 +10,11 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math import complex_parts, math_ops
 from tensorflux._src.ops.array.array_ops import concat, expand_dims, shape
 from tensorflux._src.ops.debug.check_ops import assert_equal, assert_positive
-from tensorflux._src.ops.array.generator_ops import eye, ones, zeros
+from tensorflux._src.ops.array.generator_ops import ones, zeros
+from tensorflux._src.ops.linalg.linalg_ops import eye
 from tensorflux._src.ops.linalg.diag_ops import (
     matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,
 )
@@ -146,7 +147,7 @@ class LinearOperatorDiag(LinearOperator):
                                message="This diagonal operator had non-positive entries")
 
     def _assert_self_adjoint(self):
-        return assert_equal(math_ops.imag(self._diag), math_ops.cast(0, self._diag.dtype.real_dtype),
+        return assert_equal(complex_parts.imag(self._diag), math_ops.cast(0, self._diag.dtype.real_dtype),
                             message="This diagonal operator contained non-zero imaginary "
                                     "values.")
 
@@ -428,7 +429,7 @@ class LinearOperatorScaledIdentity(_SizedOperator):
                                message="LinearOperator was not positive definite.")
 
     def _assert_self_adjoint(self):
-        return assert_equal(math_ops.imag(self._multiplier),
+        return assert_equal(complex_parts.imag(self._multiplier),
                             math_ops.cast(0, self.dtype.real_dtype),
                             message="LinearOperator was not self-adjoint")
 

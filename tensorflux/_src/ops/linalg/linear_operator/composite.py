@@ -12,7 +12,8 @@ from tensorflux._src.framework.tensor_shape import Dimension, TensorShape
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array.array_ops import concat, reshape, shape, stack, transpose
 from tensorflux._src.ops.array.slicing_ops import split
-from tensorflux._src.ops.array.generator_ops import eye, zeros
+from tensorflux._src.ops.array.generator_ops import zeros
+from tensorflux._src.ops.linalg.linalg_ops import eye
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag
 from tensorflux._src.ops.linalg.factor_ops import matrix_solve
 from tensorflux._src.ops.linalg.linear_operator.base import (

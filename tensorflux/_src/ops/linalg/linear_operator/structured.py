@@ -21,7 +21,8 @@ from tensorflux._src.ops.array.array_ops import concat, reshape, reverse, shape,
 from tensorflux._src.ops.debug.check_ops import assert_equal
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.array.gather_ops import gather, one_hot
-from tensorflux._src.ops.array.generator_ops import ones, ones_like, range as tf_range
+from tensorflux._src.ops.array.generator_ops import ones, ones_like
+from tensorflux._src.ops.math.math_ops import range as tf_range
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag
 from tensorflux._src.ops.linalg.linear_operator.base import LinearOperator, adjoint
 from tensorflux._src.ops.linalg.linear_operator.basic import check_dtype

@@ -1,4 +1,5 @@
-"""Building blocks for gradient functions: undoing broadcasting, static shortcuts.
+"""Building blocks for gradient functions: undoing broadcasting (`unbroadcast`, over the
+`BroadcastGradientArgs` record). Above array_ops and reduce_ops, below every grads module.
 
 Gradient functions build ordinary graph ops. Shapes are static whenever a run is
 compiled, so `BroadcastGradientArgs` over `tf.shape` values folds to constants and
@@ -11,6 +12,8 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import reduce_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 
@@ -38,8 +41,6 @@ register(OpDef(
 
 def unbroadcast(grad, x):
     """Sums `grad` over the axes along which `x` was broadcast, then reshapes to x."""
-    from tensorflux._src.ops.array import array_ops
-    from tensorflux._src.ops.math import reduce_ops
     if (x.shape.is_fully_defined() and grad.shape.is_fully_defined()
             and x.shape == grad.shape):
         return grad
