@@ -3,6 +3,10 @@
 from tensorflux._src.ops.nn.conv_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.math.math_ops import sigmoid, tanh  # noqa: F401
 from tensorflux._src.ops.nn.nn_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.nn.nn_embedding_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.nn.nn_loss_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.nn.nn_norm_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.nn.nn_sampling_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.nn.pool_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.array.sort_ops import top_k  # noqa: F401
 from tensorflux._src.ops.nn.rnn import *  # noqa: F401,F403

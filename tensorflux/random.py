@@ -24,7 +24,7 @@ from tensorflux._src.ops.random.stateless_random_ops import (  # noqa: F401
     stateless_random_poisson as stateless_poisson,
     stateless_random_uniform as stateless_uniform,
 )
-from tensorflux._src.ops.random.stateless_random_v2 import fold_in, split  # noqa: F401
+from tensorflux._src.ops.random.stateless_random_ops import fold_in, split  # noqa: F401
 from tensorflux import _random_experimental as experimental  # noqa: F401,E402
 
 normal = random_normal

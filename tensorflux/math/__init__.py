@@ -6,8 +6,9 @@ from tensorflux._src.ops.linalg.linalg_ops import matmul  # noqa: F401
 from tensorflux._src.ops.math.math_ops import *  # noqa: F401,F403
 from tensorflux._src.ops.math.complex_parts import *  # noqa: F401,F403
 from tensorflux._src.ops.math.math_ops import div_no_nan as divide_no_nan  # noqa: F401
+from tensorflux._src.ops.nn.nn_norm_ops import l2_normalize  # noqa: F401
 from tensorflux._src.ops.nn.nn_ops import (  # noqa: F401
-    l2_normalize, log_sigmoid, log_softmax, softmax, softplus, softsign, zero_fraction,
+    log_sigmoid, log_softmax, softmax, softplus, softsign, zero_fraction,
 )
 from tensorflux._src.ops.array.array_ops import invert_permutation  # noqa: F401
 from tensorflux._src.ops.math.reduce_ops import *  # noqa: F401,F403

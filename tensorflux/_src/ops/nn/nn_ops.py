@@ -1,9 +1,10 @@
 """Core `tf.nn` ops: activations, softmax, cross-entropy, bias_add, dropout (with gradients).
 
-The other `tf.nn` families live beside this module and are re-exported from it (see the
-end of the file): nn_loss_ops (logistic and L2 losses), nn_norm_ops (moments, batch and
-local response normalization), nn_embedding_ops (embedding_lookup), nn_sampling_ops
-(candidate samplers, nce_loss, sampled_softmax_loss).
+The other `tf.nn` families live beside this module (tensorflux/nn.py exports each):
+nn_loss_ops (logistic and L2 losses), nn_norm_ops (moments, batch and local response
+normalization), nn_embedding_ops (embedding_lookup), nn_sampling_ops (candidate
+samplers, nce_loss, sampled_softmax_loss, which builds on this module's softmax
+cross-entropy).
 """
 
 from __future__ import annotations
@@ -665,14 +666,3 @@ def relu_layer(x, weights, biases, name=None):
         weights = convert_to_tensor(weights, name="weights")
         biases = convert_to_tensor(biases, name="biases")
         return relu(bias_add(matmul(x, weights), biases), name=scope)
-
-
-# -- the other tf.nn families, exported through this module ------------------------------------
-from tensorflux._src.ops.nn import (nn_embedding_ops, nn_loss_ops, nn_norm_ops, nn_sampling_ops)  # noqa: E402
-from tensorflux._src.ops.nn.nn_embedding_ops import *  # noqa: E402,F401,F403
-from tensorflux._src.ops.nn.nn_loss_ops import *  # noqa: E402,F401,F403
-from tensorflux._src.ops.nn.nn_norm_ops import *  # noqa: E402,F401,F403
-from tensorflux._src.ops.nn.nn_sampling_ops import *  # noqa: E402,F401,F403
-
-__all__ += (nn_embedding_ops.__all__ + nn_loss_ops.__all__ + nn_norm_ops.__all__
-            + nn_sampling_ops.__all__)

@@ -27,7 +27,7 @@ from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.random import stateless_random_ops as v1
 from tensorflux._src.ops.random import stateless_random_v2  # noqa: F401  (the V2 records)
-from tensorflux._src.ops.random.stateless_random_ops import Algorithm
+from tensorflux._src.ops.random.stateless_kernels import Algorithm, convert_alg_to_int
 
 __all__ = []
 
@@ -114,7 +114,7 @@ def _make_1d_state(state_size, seed):
 
 def create_rng_state(seed, alg):
     """An RNG state for `alg` (name, Algorithm or id) from an integer or 1-D seed."""
-    alg = v1.convert_alg_to_int(alg)
+    alg = convert_alg_to_int(alg)
     return _make_1d_state(_get_state_size(alg), seed)
 
 
@@ -135,7 +135,7 @@ def _shape_tensor(shape):
 
 
 def _alg_int(alg):
-    alg = v1.convert_alg_to_int(alg)
+    alg = convert_alg_to_int(alg)
     if alg == Algorithm.AUTO_SELECT.value:
         return DEFAULT_ALGORITHM
     return alg

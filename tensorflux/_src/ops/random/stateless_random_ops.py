@@ -15,9 +15,6 @@ merge under CSE and cache like any other op.
 
 from __future__ import annotations
 
-import enum
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -26,10 +23,17 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.random import random_ops  # noqa: F401  (registers RandomGammaGrad)
-from tensorflux._src.ops.op_helpers import dims_str, kernel_error, static_input, with_rank
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import kernel_error, static_input, with_rank
+from tensorflux._src.ops.random import random_ops  # noqa: F401  (registers RandomGammaGrad)
+from tensorflux._src.ops.random import stateless_random_v2 as v2
+from tensorflux._src.ops.random.stateless_kernels import (
+    Algorithm, _compute_type, check_int_range, check_seed_shape, convert_alg_to_int, draw,
+    sample_full_int, sample_normal, sample_truncated_normal, sample_uniform,
+    sample_uniform_int, static_dims,
+)
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
 
@@ -41,126 +45,6 @@ __all__ = ["stateless_random_uniform", "stateless_random_normal",
 _FLOATS = (_dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.float64)
 _INTS = (_dtypes.int32, _dtypes.int64)
 _SEEDS = (_dtypes.int32, _dtypes.int64)
-_KEY_SALT = 0x5EED5EED  # keeps stateless streams apart from the stateful ops' keys
-
-
-class Algorithm(enum.Enum):
-    """TF's RNG algorithm ids (framework/rng_alg.h)."""
-    PHILOX = 1
-    THREEFRY = 2
-    AUTO_SELECT = 3
-
-
-def convert_alg_to_int(alg):
-    """An algorithm given as int, Algorithm, Tensor or name, as TF's integer id."""
-    if isinstance(alg, bool):
-        raise TypeError(f"Can't convert argument `alg` (of value {alg} and type {type(alg)}) "
-                        f"to int.")
-    if isinstance(alg, (int, np.integer)):
-        return int(alg)
-    if isinstance(alg, Algorithm):
-        return alg.value
-    if hasattr(alg, "op") and hasattr(alg, "dtype"):  # a Tensor
-        return alg
-    if isinstance(alg, str):
-        if alg == "philox":
-            return Algorithm.PHILOX.value
-        if alg in ("threefry", "three-fry", "three_fry"):
-            return Algorithm.THREEFRY.value
-        if alg in ("autoselect", "auto-select", "auto_select"):
-            return Algorithm.AUTO_SELECT.value
-        raise ValueError(f"Argument `alg` got unsupported string value {alg}. Supported "
-                         f"string values are 'philox' for the Philox algorithm, 'threefry' "
-                         f"for the ThreeFry algorithm, and 'auto_select' for auto-selection.")
-    raise TypeError(f"Can't convert argument `alg` (of value {alg} and type {type(alg)}) "
-                    f"to int.")
-
-
-# -- keys ----------------------------------------------------------------------------------------
-def as_uint64(x):
-    """Integer words as uint64 (signed values wrap, as TF's bitcasts do)."""
-    x = jnp.asarray(x)
-    if jnp.issubdtype(x.dtype, jnp.signedinteger):
-        x = x.astype(jnp.int64)
-    return x.astype(jnp.uint64)
-
-
-def jax_key(key, counter, alg=Algorithm.PHILOX.value):
-    """The JAX key that stands for TF's (key, counter, algorithm): a hash of all three,
-    so neighbouring counters give independent streams. AUTO_SELECT is Philox, as on
-    TF's CPU."""
-    k = jax.random.key(_KEY_SALT)
-    words = jnp.concatenate([as_uint64(key).reshape(-1), as_uint64(counter).reshape(-1)])
-    for i in range(words.shape[0]):
-        k = jax.random.fold_in(k, (words[i] & 0xFFFFFFFF).astype(jnp.uint32))
-        k = jax.random.fold_in(k, (words[i] >> 32).astype(jnp.uint32))
-    alg = jnp.asarray(alg, jnp.int32)
-    alg = jnp.where(alg == Algorithm.AUTO_SELECT.value, Algorithm.PHILOX.value, alg)
-    return jax.random.fold_in(k, alg.astype(jnp.uint32))
-
-
-def key_counter_from_seed(seed):
-    """TF's StatelessRandomGetKeyCounter: key uint64[1], counter uint64[2]."""
-    if tuple(seed.shape) != (2,):
-        raise kernel_error(f"seed must have shape [2], not {dims_str(seed.shape)}")
-    s = as_uint64(seed)
-    return s[:1], jnp.concatenate([s[1:], jnp.zeros([1], jnp.uint64)])
-
-
-def seed_key(seed):
-    return jax_key(*key_counter_from_seed(seed))
-
-
-# -- samplers: (JAX key, dims, dtype, *params) -> numbers, shared with the V2 records -----
-def static_dims(shape, op_type):
-    dims = tuple(int(d) for d in static_input(shape, op_type, "shape").reshape(-1))
-    for d in dims:
-        if d < 0:
-            raise kernel_error(f"Dimension {d} must be >= 0")
-    return dims
-
-
-def _compute_type(dtype):
-    return np.float32 if dtype in (np.float16, jnp.bfloat16) else dtype
-
-
-def sample_uniform(k, dims, dtype):
-    dtype = dtype.as_numpy_dtype
-    return jax.random.uniform(k, dims, _compute_type(dtype)).astype(dtype)
-
-
-def sample_normal(k, dims, dtype):
-    dtype = dtype.as_numpy_dtype
-    return jax.random.normal(k, dims, _compute_type(dtype)).astype(dtype)
-
-
-def sample_truncated_normal(k, dims, dtype):
-    # TF re-draws values more than two standard deviations from the mean.
-    dtype = dtype.as_numpy_dtype
-    return jax.random.truncated_normal(k, -2.0, 2.0, dims, _compute_type(dtype)).astype(dtype)
-
-
-def sample_uniform_int(k, dims, dtype, minval, maxval):
-    # jax.random.randint spreads [minval, maxval) evenly even when maxval - minval does
-    # not divide the word range (TF's kernel has a tiny modulo bias there).
-    return jax.random.randint(k, dims, minval, maxval, dtype=minval.dtype)
-
-
-def check_int_range(minval, maxval):
-    """TF's kernel requires minval < maxval (checked at run time)."""
-    if isinstance(minval, np.ndarray) and isinstance(maxval, np.ndarray):
-        if not minval < maxval:
-            raise kernel_error(f"Need minval < maxval: {minval} >= {maxval}")
-        return
-    from tensorflux._src.compiler import effects
-    effects.check(minval < maxval, lambda lo, hi: f"Need minval < maxval: {lo} >= {hi}",
-                  data=(minval, maxval))
-
-
-def sample_full_int(k, dims, dtype):
-    dtype = np.dtype(dtype.as_numpy_dtype)
-    bits = jax.random.bits(k, dims, jnp.uint64 if dtype.itemsize == 8 else jnp.uint32)
-    return jax.lax.bitcast_convert_type(bits, dtype)
 
 
 def _sample_multinomial(k, dims, dtype, logits):
@@ -209,27 +93,7 @@ def _sample_parameterized_tn(k, dims, dtype, means, stddevs, minvals, maxvals):
     return jnp.clip(z * std + mean, lo, hi).astype(means.dtype)
 
 
-# Whole draws are jitted per (sampler, shape, dtype): a draw folded on constant inputs is
-# then one small XLA program, compiled once per process, not one per JAX primitive.
-@functools.partial(jax.jit, static_argnames=("sampler", "dims", "dtype"))
-def draw(seed, *params, sampler, dims, dtype=None):
-    """`sampler`'s numbers for a V1 record's seed."""
-    return sampler(seed_key(seed), dims, dtype, *params)
-
-
-@functools.partial(jax.jit, static_argnames=("sampler", "dims", "dtype"))
-def draw_v2(key, counter, alg, *params, sampler, dims, dtype=None):
-    """`sampler`'s numbers for a V2 record's (key, counter, alg)."""
-    return sampler(jax_key(key, counter, alg), dims, dtype, *params)
-
-
 # -- V1 records: shape, seed -> numbers ----------------------------------------------------------
-def check_seed_shape(seed_tensor):
-    seed = with_rank(seed_tensor.shape, 1)
-    if seed[0].value is not None and seed[0].value != 2:
-        raise ValueError(f"Dimension must be 2 but is {seed[0].value}")
-
-
 def _stateless_shape(op):
     check_seed_shape(op.inputs[1])
     return static_shape_from_tensor(op.inputs[0])
@@ -423,7 +287,6 @@ def _v2(alg):
 
 
 def _v2_call(op_type, shape, seed, alg, name=None, **kwargs):
-    from tensorflux._src.ops.random import stateless_random_v2 as v2
     key, counter = v2.get_key_counter(seed)
     return apply_op(op_type, name=name, shape=shape, key=key, counter=counter,
                     alg=v2.alg_tensor(alg), **kwargs)
@@ -570,3 +433,18 @@ def stateless_parameterized_truncated_normal(shape, seed, means=0.0, stddevs=1.0
                         seed=seed, means=means, stddevs=stddevs, minvals=minvals,
                         maxvals=maxvals)
 
+
+# -- seed utilities (tf.random.experimental.stateless_split / stateless_fold_in) --------------
+def split(seed, num=2, alg="auto_select"):
+    """`num` new seeds [num, 2] from a seed, each the start of an independent stream."""
+    seed = convert_to_tensor(seed)
+    return stateless_random_uniform(shape=[num, 2], seed=seed, dtype=seed.dtype,
+                                       minval=None, maxval=None, alg=alg)
+
+
+def fold_in(seed, data, alg="auto_select"):
+    """A new seed [hash(seed), data] that mixes an integer `data` into `seed`."""
+    data = convert_to_tensor(data)
+    seed1 = stateless_random_uniform(shape=[], seed=seed, dtype=data.dtype, minval=None,
+                                        maxval=None, alg=alg)
+    return array_ops.stack([seed1, data])

@@ -20,7 +20,7 @@ from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
-from tensorflux._src.ops.random import stateless_random_ops as v1
+from tensorflux._src.ops.random import stateless_kernels as kernels
 
 __all__ = ["random_index_shuffle"]
 
@@ -36,7 +36,7 @@ def _check_alg(alg):
 
 # -- seed -> (key, counter) ----------------------------------------------------------------------
 def _key_counter_shape(op):
-    v1.check_seed_shape(op.inputs[0])
+    kernels.check_seed_shape(op.inputs[0])
     return [TensorShape([1]), TensorShape([2])]
 
 
@@ -45,7 +45,7 @@ register(OpDef(
     outputs=("key: uint64", "counter: uint64"),
     attrs={"Tseed": _INTS}, type_defaults={"Tseed": _dtypes.int64},
     shape=_key_counter_shape,
-    lower=v1.key_counter_from_seed, not_differentiable=True,
+    lower=kernels.key_counter_from_seed, not_differentiable=True,
 ))
 
 
@@ -54,7 +54,7 @@ def get_key_counter(seed):
 
 
 def alg_tensor(alg):
-    alg = v1.convert_alg_to_int(alg)
+    alg = kernels.convert_alg_to_int(alg)
     if isinstance(alg, int):
         return convert_to_tensor(np.int32(alg), name="alg")
     return alg
@@ -79,8 +79,8 @@ def _check_key(key, alg):
 def _register_v2(op_type, sampler, dtypes, default):
     def lower(shape, key, counter, alg, dtype):
         _check_key(key, alg)
-        return v1.draw_v2(key, counter, alg, sampler=sampler,
-                          dims=v1.static_dims(shape, op_type), dtype=dtype)
+        return kernels.draw_v2(key, counter, alg, sampler=sampler,
+                          dims=kernels.static_dims(shape, op_type), dtype=dtype)
 
     register(OpDef(
         op_type, inputs=("shape: Tshape", "key: uint64", "counter: uint64", "alg: int32"),
@@ -90,11 +90,11 @@ def _register_v2(op_type, sampler, dtypes, default):
     ))
 
 
-_register_v2("StatelessRandomUniformV2", v1.sample_uniform, _FLOATS, _dtypes.float32)
-_register_v2("StatelessRandomNormalV2", v1.sample_normal, _FLOATS, _dtypes.float32)
-_register_v2("StatelessTruncatedNormalV2", v1.sample_truncated_normal, _FLOATS,
+_register_v2("StatelessRandomUniformV2", kernels.sample_uniform, _FLOATS, _dtypes.float32)
+_register_v2("StatelessRandomNormalV2", kernels.sample_normal, _FLOATS, _dtypes.float32)
+_register_v2("StatelessTruncatedNormalV2", kernels.sample_truncated_normal, _FLOATS,
              _dtypes.float32)
-_register_v2("StatelessRandomUniformFullIntV2", v1.sample_full_int, _ALL_INTS,
+_register_v2("StatelessRandomUniformFullIntV2", kernels.sample_full_int, _ALL_INTS,
              _dtypes.uint64)
 
 
@@ -106,9 +106,9 @@ def _uniform_int_v2_shape(op):
 
 def _uniform_int_v2_lower(shape, key, counter, alg, minval, maxval):
     _check_key(key, alg)
-    v1.check_int_range(minval, maxval)
-    return v1.draw_v2(key, counter, alg, minval, maxval, sampler=v1.sample_uniform_int,
-                      dims=v1.static_dims(shape, "StatelessRandomUniformIntV2"))
+    kernels.check_int_range(minval, maxval)
+    return kernels.draw_v2(key, counter, alg, minval, maxval, sampler=kernels.sample_uniform_int,
+                      dims=kernels.static_dims(shape, "StatelessRandomUniformIntV2"))
 
 
 register(OpDef(
@@ -129,7 +129,7 @@ def _shuffle_lower(value, key, counter, alg):
     if value.ndim == 0:
         return value
     _check_key(key, alg)
-    return v1.draw_v2(key, counter, alg, value, sampler=_permute, dims=())
+    return kernels.draw_v2(key, counter, alg, value, sampler=_permute, dims=())
 
 
 def _shuffle_shape(op):
@@ -174,9 +174,9 @@ def _index_shuffle_lower(index, seed, max_index, rounds, dtype):
 
 @functools.partial(jax.jit, static_argnames=("rounds", "dtype"))
 def _index_shuffle(index, seed, max_index, rounds, dtype):
-    idx = v1.as_uint64(index)
-    top = v1.as_uint64(max_index)
-    s = v1.as_uint64(seed)
+    idx = kernels.as_uint64(index)
+    top = kernels.as_uint64(max_index)
+    s = kernels.as_uint64(seed)
     seed0, seed1, seed2 = s[..., 0], s[..., 1], s[..., 2]
     idx, top, seed0, seed1, seed2 = jnp.broadcast_arrays(idx, top, seed0, seed1, seed2)
     bits = (64 - jax.lax.clz(top)).astype(jnp.uint64)
@@ -233,21 +233,6 @@ def random_index_shuffle(index, seed, max_index, rounds=4, name=None):
 
 
 # -- public functions ----------------------------------------------------------------------------
-def split(seed, num=2, alg="auto_select"):
-    """`num` new seeds [num, 2] from a seed, each the start of an independent stream."""
-    seed = convert_to_tensor(seed)
-    return v1.stateless_random_uniform(shape=[num, 2], seed=seed, dtype=seed.dtype,
-                                       minval=None, maxval=None, alg=alg)
-
-
-def fold_in(seed, data, alg="auto_select"):
-    """A new seed [hash(seed), data] that mixes an integer `data` into `seed`."""
-    data = convert_to_tensor(data)
-    seed1 = v1.stateless_random_uniform(shape=[], seed=seed, dtype=data.dtype, minval=None,
-                                        maxval=None, alg=alg)
-    return array_ops.stack([seed1, data])
-
-
 def index_shuffle(index, seed, max_index):
     """The position of `index` in the permutation of [0, max_index] that `seed` (shape [2]
     or [n, 2]) selects."""
