@@ -18,11 +18,11 @@ from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops as A
 from tensorflux._src.ops.array import gather_ops, slicing_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
-from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.math.grad_helpers import unbroadcast
+from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import kernel_error, static_input, static_scalar
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register, register_gradient
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register, register_gradient
 from tensorflux._src.ops.shape_fns import static_value
 
 

@@ -28,7 +28,7 @@ from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, merge_shapes, shape_arg,
                                             static_input, static_scalar, with_rank,
                                             with_rank_at_least)
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor, static_value, unchanged
 
 __all__ = [

@@ -27,10 +27,10 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array.array_ops import shape as _shape_op
 from tensorflux._src.ops.array.generator_ops import zeros_like
+from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import (ANY, dims_str, kernel_error, merge_shapes,
                                             static_input, static_scalar, with_rank,
                                             with_rank_at_least)
-from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast, static_shape_from_tensor
 

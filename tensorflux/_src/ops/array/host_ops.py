@@ -25,11 +25,11 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops as A
-from tensorflux._src.ops.math import math_ops, reduce_ops
-from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank
 from tensorflux._src.ops.array.gather_ops import _index_str, gather, where_indices
+from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = ["boolean_mask", "dynamic_partition", "dynamic_stitch", "setdiff1d", "unique",

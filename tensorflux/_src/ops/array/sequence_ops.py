@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["reverse_sequence"]
 

@@ -21,9 +21,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.op_helpers import kernel_error, merge_shapes, with_rank
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.op_helpers import kernel_error, merge_shapes, with_rank
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = []
 

@@ -35,10 +35,10 @@ from tensorflux._src.ops.array.generator_ops import ones_like
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.math.math_ops import cast
+from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import (ANY, kernel_error, merge_shapes, static_input,
                                             static_scalar, with_rank, with_rank_at_least)
-from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor, static_value
 
 __all__ = ["newaxis", "slice", "split", "strided_slice"]

@@ -18,12 +18,14 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
+from tensorflux._src.ops.array import array_ops as A
 from tensorflux._src.ops.array.array_ops import shape, transpose
+from tensorflux._src.ops.array.gather_ops import scatter_nd
+from tensorflux._src.ops.constant import constant
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import (kernel_error, static_input, static_scalar, with_rank,
                                             with_rank_at_least)
-from tensorflux._src.ops.constant import constant
-from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 
 # top_k lives in tf.nn (and tf.math) in TF1, not at the top level; the nn namespace
@@ -61,10 +63,6 @@ def _top_k_lower(input, k):  # noqa: A002 - sorted=False may return any order; o
 
 def _top_k_grad(op, dvalues, dindices=None):
     """Scatters each value's gradient back to the input position top_k took it from."""
-    from tensorflux._src.ops.array import array_ops as A
-    from tensorflux._src.ops.array import generator_ops
-    from tensorflux._src.ops.math import reduce_ops
-    from tensorflux._src.ops.array.gather_ops import scatter_nd
     x, indices = op.inputs[0], op.outputs[1]
     in_shape = shape(x)
     outer = reduce_ops.reduce_prod(in_shape[:-1])  # rows of the last dimension
@@ -108,7 +106,6 @@ def _descending(values, axis, return_argsort):
 
 def _reversed_order(values):
     """A copy whose descending order is `values`' ascending order (and its own inverse)."""
-    from tensorflux._src.ops.math import math_ops
     dtype = values.dtype.base_dtype
     if dtype.is_unsigned:
         return math_ops.subtract(constant(dtype.max, dtype=dtype), values)

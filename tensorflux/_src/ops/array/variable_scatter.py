@@ -17,10 +17,12 @@ import jax.numpy as jnp
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.array import array_ops, generator_ops
 from tensorflux._src.ops.array.index_checks import check_first_dim, dims_str, dropping
 from tensorflux._src.ops.array.tensor_scatter import scatter_nd_into, scatter_nd_shape_helper
-from tensorflux._src.ops.op_helpers import ANY, kernel_error, with_rank_at_least
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import ANY, kernel_error, with_rank_at_least
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.state.state_ops import _ref
 
@@ -172,8 +174,6 @@ def batch_scatter_update(ref, indices, updates, use_locking=True, name=None):
     Built as TF builds it: the leading coordinates come from ranges over indices' shape
     and are joined with `indices` into the index rows of one scatter_nd_update.
     """
-    from tensorflux._src.ops.array import array_ops, generator_ops
-    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name):
         indices = convert_to_tensor(indices, name="indices")
         indices_shape = array_ops.shape(indices)

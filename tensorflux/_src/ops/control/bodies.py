@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import contextlib
 
+from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_shape import as_shape
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.framework import dtypes as _dtypes
 
 # A body's parameter: a value the construct supplies each time the body runs.
 register(OpDef("_BodyParameter", outputs=("output: T",),

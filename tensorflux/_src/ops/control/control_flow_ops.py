@@ -29,7 +29,12 @@ from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, as_shape
 from tensorflux._src.ops import op_builder
+from tensorflux._src.ops.array.array_ops import identity, stack
+from tensorflux._src.ops.array.generator_ops import zeros_like
+from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.control.bodies import Body, body_bundle
+from tensorflux._src.ops.math.math_ops import cast
+from tensorflux._src.ops.math.reduce_ops import reduce_sum
 from tensorflux._src.ops.registry import OpDef, lookup, register
 
 __all__ = ["cond", "case", "while_loop"]
@@ -104,7 +109,6 @@ def functional_grad(op, *grads):
     float_out = functional.differentiable_outputs(op)
     if not op._attrs.get("back_prop", True) or not float_in or not float_out:
         return result
-    from tensorflux._src.ops.array.generator_ops import zeros_like
     out_grads = [grads[j] if grads[j] is not None else zeros_like(op.outputs[j])
                  for j in float_out]
     graph = op.graph
@@ -154,7 +158,6 @@ def _branch_results(result, strict):
     for leaf in leaves:
         if isinstance(leaf, Operation):
             # An op as a branch result: a boolean that exists once the op has run.
-            from tensorflux._src.ops.constant import constant
             with _graph.control_dependencies([leaf]):
                 leaf = constant(True)
         tensors.append(leaf if isinstance(leaf, Tensor) else convert_to_tensor(leaf))
@@ -233,7 +236,6 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
                              {"branches": tuple(bodies)}, "If")
         if not op.outputs:
             return op
-        from tensorflux._src.ops.array.array_ops import identity
         outs = [identity(t, name="Merge") for t in op.outputs]
         return pack(treedefs[0], outs)
 
@@ -279,9 +281,6 @@ def _bind_cond(pred, fn, otherwise, strict):
 
 def _exclusive_preds(preds):
     """The predicates, available only after a check that at most one of them holds."""
-    from tensorflux._src.ops.array.array_ops import identity, stack
-    from tensorflux._src.ops.math.math_ops import cast
-    from tensorflux._src.ops.math.reduce_ops import reduce_sum
     count = reduce_sum(cast(stack(preds), _dtypes.int32))
     check = op_builder.apply_op("_AtMostOneTrue", name="ExclusiveCheck", count=count)
     with _graph.control_dependencies([check]):
@@ -379,7 +378,6 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                               "host_loop": any(_changes_shape(t.shape, r.shape, s) for t, r, s
                                                in zip(inits, flat_results, invariants))},
                              "While")
-        from tensorflux._src.ops.array.array_ops import identity
         outs = [identity(t, name="Exit") for t in op.outputs]
         if not return_same_structure and len(outs) == 1:
             return outs[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Operation, Tensor
+from tensorflux._src.ops.array.array_ops import identity
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 
@@ -46,7 +47,6 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TF's public 
         deps = [_as_op(t) for t in tensors if t is not None]
         deps += [_as_op(c) for c in (control_inputs or [])]
         gate = group(*deps, name="control_dependency")
-        from tensorflux._src.ops.array.array_ops import identity
         out = []
         for t in tensors:
             if t is None:

@@ -15,10 +15,10 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
+from tensorflux._src.ops.array.array_ops import concat, expand_dims
 from tensorflux._src.ops.control.bodies import Body
-from tensorflux._src.ops.control.control_flow_ops import (
-    flatten, functional_grad, make_functional, pack, same_structure,
-)
+from tensorflux._src.ops.control.control_flow_ops import (flatten, functional_grad,
+                                                          make_functional, pack, same_structure)
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["scan", "map_fn", "foldl", "foldr"]
@@ -160,7 +160,6 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
         outs, treedef = _build(fn, "scan", accs, acc_treedef, tensors, elems_treedef, reverse,
                                back_prop, "scan")
         if initializer is None:  # TF1 includes the first element as the first result
-            from tensorflux._src.ops.array.array_ops import concat, expand_dims
             outs = [concat([o, expand_dims(a, 0)] if reverse else [expand_dims(a, 0), o], 0)
                     for a, o in zip(accs, outs)]
         return pack(treedef, outs)

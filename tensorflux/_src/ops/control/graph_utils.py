@@ -23,6 +23,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.control import control_flow_ops, functional_ops
 from tensorflux._src.ops.control.bodies import outside_bodies
+from tensorflux._src.ops.math.math_ops import equal
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_value
@@ -168,7 +169,6 @@ def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
             raise TypeError(f"branch_index must an int32 Tensor; got {index.dtype.name}")
         if default is None:
             *items, (_, default) = items
-        from tensorflux._src.ops.math.math_ops import equal
         pairs = [(equal(index, key), fn) for key, fn in items]
         if not pairs:
             return default()

@@ -27,7 +27,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["py_func", "numpy_function"]
 

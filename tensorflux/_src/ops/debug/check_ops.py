@@ -19,9 +19,9 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
-from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.control.control_ops import no_op
 from tensorflux._src.ops.debug.debug_ops import Assert
+from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = [

@@ -13,11 +13,11 @@ from __future__ import annotations
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
-from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.control import control_flow_ops, control_ops
 from tensorflux._src.ops.debug.check_ops import assert_rank, assert_rank_at_least, assert_rank_in
-from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.debug.debug_ops import Assert
+from tensorflux._src.ops.math import math_ops
 
 __all__ = ["assert_shapes"]
 

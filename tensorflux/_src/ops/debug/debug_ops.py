@@ -28,9 +28,11 @@ from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.array.array_ops import identity
+from tensorflux._src.ops.control.control_ops import group
 from tensorflux._src.ops.debug import tensor_format
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import unchanged
 
 __all__ = ["Assert", "Print", "print", "check_numerics", "verify_tensor_all_finite",
@@ -367,7 +369,6 @@ def check_numerics(tensor, message, name=None):
 
 def verify_tensor_all_finite(t=None, msg=None, name=None, x=None, message=None):
     """`t` after a check_numerics of it (also `tf.debugging.assert_all_finite`)."""
-    from tensorflux._src.ops.array.array_ops import identity
     x = t if x is None else x
     message = msg if message is None else message
     with _graph.name_scope(name, "VerifyFinite", [x]):
@@ -381,7 +382,6 @@ def verify_tensor_all_finite(t=None, msg=None, name=None, x=None, message=None):
 def add_check_numerics_ops():
     """A group of CheckNumerics over every float16/32/64 tensor now in the default graph,
     chained by control dependencies as TF1 does."""
-    from tensorflux._src.ops.control.control_ops import group
     checks = []
     for op in _graph.get_default_graph().get_operations():
         for output in op.outputs:

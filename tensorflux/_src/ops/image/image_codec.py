@@ -26,9 +26,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.image import image_png
-from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank
 from tensorflux._src.ops.image.image_ops import numpy_as_tensor
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png",

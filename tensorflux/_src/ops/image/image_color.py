@@ -14,14 +14,18 @@ import jax
 import jax.numpy as jnp
 
 from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.array.generator_ops import ones
+from tensorflux._src.ops.image.image_ops import (convert_image_dtype, numpy_as_tensor, tf_assert,
+                                                 with_dependencies)
+from tensorflux._src.ops.linalg.linalg_ops import tensordot
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank, with_rank_at_least
-from tensorflux._src.ops.image.image_ops import (
-    convert_image_dtype, numpy_as_tensor, tf_assert, with_dependencies)
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank, with_rank_at_least
+from tensorflux._src.ops.random.random_ops import random_uniform
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = [
@@ -95,7 +99,6 @@ def _hsv_to_rgb_lower(images):
 
 
 def _failed_precondition(message):
-    from tensorflux._src.framework import errors
     return errors.FailedPreconditionError(None, None, message)
 
 
@@ -212,7 +215,6 @@ def _as_float(image):
 
 def rgb_to_grayscale(images, name=None):
     """Luma 0.2989 R + 0.5870 G + 0.1140 B; keeps the dtype, last dimension 1."""
-    from tensorflux._src.ops.linalg.linalg_ops import tensordot
     with _graph.name_scope(name, "rgb_to_grayscale", [images]) as scope:
         images = convert_to_tensor(images, name="images")
         orig_dtype = images.dtype.base_dtype
@@ -233,7 +235,6 @@ def grayscale_to_rgb(images, name=None):
         if shape.ndims is not None and shape[-1].value not in (None, 1):
             raise ValueError(f"Last dimension of a grayscale image should be size 1, got "
                              f"shape {shape}.")
-        from tensorflux._src.ops.array.generator_ops import ones
         rank_1 = array_ops.expand_dims(array_ops.rank(images) - 1, 0)
         multiples = array_ops.concat([ones(rank_1, dtype=_dtypes.int32),
                                       array_ops.expand_dims(3, 0)], 0)
@@ -292,7 +293,6 @@ def adjust_gamma(image, gamma=1, gain=1):
 
 
 def _uniform(low, high, seed):
-    from tensorflux._src.ops.random.random_ops import random_uniform
     return random_uniform([], low, high, seed=seed)
 
 

@@ -22,8 +22,8 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.op_helpers import kernel_error, merge_shapes, with_rank
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import kernel_error, merge_shapes, with_rank
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["non_max_suppression"]

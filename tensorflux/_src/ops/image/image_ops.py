@@ -19,8 +19,12 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops, slicing_ops
+from tensorflux._src.ops.control.control_flow_ops import case, cond
+from tensorflux._src.ops.debug.debug_ops import Assert
 from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.nn.nn_ops import relu
 from tensorflux._src.ops.op_helpers import with_rank
+from tensorflux._src.ops.random.random_ops import random_uniform
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = [
@@ -61,7 +65,6 @@ def tf_assert(cond, message):
     """TF's polymorphic _assert: a Python condition is checked now (ValueError), a tensor
     one becomes an Assert op to depend on."""
     if is_tensor(cond):
-        from tensorflux._src.ops.debug.debug_ops import Assert
         return [Assert(cond, [message])]
     if not cond:
         raise ValueError(message)
@@ -90,7 +93,6 @@ def by_rank(image, fn3, fn4):
     (the predicate is static once the run compiles, so only one branch is traced)."""
     ndims = image.shape.ndims
     if ndims is None:
-        from tensorflux._src.ops.control.control_flow_ops import cond
         return cond(math_ops.equal(array_ops.rank(image), 3), fn3, fn4)
     if ndims == 3:
         return fn3()
@@ -145,8 +147,6 @@ def flip_up_down(image):
 
 
 def _random_flip(image, axis, seed, scope_name):
-    from tensorflux._src.ops.control.control_flow_ops import cond
-    from tensorflux._src.ops.random.random_ops import random_uniform
     with _graph.name_scope(None, scope_name, [image]) as scope:
         image = check_at_least_3d(convert_to_tensor(image, name="image"))
 
@@ -210,7 +210,6 @@ def rot90(image, k=1, name=None):
             rotations = _rotations(image, h_axis)
             if known is not None:
                 return rotations[int(known) % 4]()
-            from tensorflux._src.ops.control.control_flow_ops import case
             k4 = math_ops.floormod(k, 4)
             return case([(math_ops.equal(k4, i), rotations[i]) for i in (1, 2, 3)],
                         default=rotations[0], exclusive=True, name=scope)
@@ -383,7 +382,6 @@ def per_image_standardization(image):
         mean = reduce_ops.reduce_mean(image, axis=axes, keepdims=True)
         variance = (reduce_ops.reduce_mean(math_ops.square(image), axis=axes, keepdims=True)
                     - math_ops.square(mean))
-        from tensorflux._src.ops.nn.nn_ops import relu
         stddev = math_ops.sqrt(relu(variance))  # E[x^2] - E[x]^2 can round below 0
         min_stddev = math_ops.rsqrt(math_ops.cast(num_pixels, _dtypes.float32))
         scale = math_ops.maximum(stddev, min_stddev)

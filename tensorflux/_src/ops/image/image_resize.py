@@ -15,12 +15,12 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
-from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.image import image_resize_kernels as K
-from tensorflux._src.ops.op_helpers import with_rank
-from tensorflux._src.ops.image.image_ops import (
-    as_batch, batch_with_target_checks, image_dimensions, pad_to_bounding_box, unbatch)
+from tensorflux._src.ops.image.image_ops import (as_batch, batch_with_target_checks,
+                                                 image_dimensions, pad_to_bounding_box, unbatch)
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import with_rank
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
 

@@ -6,6 +6,8 @@ import jax.numpy as jnp
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import tensor_shape
+from tensorflux._src.ops.array.array_ops import concat, matrix_transpose
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 
@@ -27,8 +29,6 @@ def _qr_grad(op, dq, dr):
     """TF's QR gradient (real matrices of known shape; full_matrices only when square or
     wide). The triangular solves and band parts are looked up by op type, since their
     records live in the linalg family (ops/linalg), which this module may not import."""
-    from tensorflux._src.ops.array.array_ops import concat, matrix_transpose
-    from tensorflux._src.ops.linalg.linalg_ops import matmul
 
     q, r = op.outputs
     if q.dtype.is_complex:

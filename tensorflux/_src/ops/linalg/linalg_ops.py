@@ -15,7 +15,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.ops.math.grad_helpers import _broadcast_gradient_args, unbroadcast
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
@@ -24,10 +23,11 @@ from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unkno
 from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.math.grad_helpers import _broadcast_gradient_args, unbroadcast
 from tensorflux._src.ops.math.reduce_ops import reduce_prod, reduce_sum
+from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import shape_arg
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import broadcast, static_value
 
 _d = _dtypes

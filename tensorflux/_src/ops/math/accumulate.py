@@ -25,8 +25,8 @@ from tensorflux._src.ops.array import array_ops as A
 from tensorflux._src.ops.array import gather_ops as G
 from tensorflux._src.ops.array import generator_ops as Gen
 from tensorflux._src.ops.math import math_ops as M
-from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.math.reduce_ops import _scan_lower
+from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import unchanged
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
-from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.array.gather_ops import where
 from tensorflux._src.ops.array.generator_ops import ones_like
+from tensorflux._src.ops.math import math_ops, reduce_ops
 
 __all__ = ["clip_by_norm", "global_norm", "clip_by_global_norm", "clip_by_average_norm"]
 

@@ -16,9 +16,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
 from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, merge_shapes, static_input,
                                             static_scalar, with_rank)
-from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["unsorted_segment_sum"]

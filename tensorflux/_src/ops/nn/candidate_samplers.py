@@ -13,16 +13,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.framework import errors
-from tensorflux._src.framework import random_seed
+from tensorflux._src.framework import errors, random_seed
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.nn.nn_sampling_ops import (  # noqa: F401  (the two re-exported)
     CandidateSamples, _sample, _sampler_shape, log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.op_helpers import kernel_error, with_rank
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["uniform_candidate_sampler", "log_uniform_candidate_sampler",
            "all_candidate_sampler", "fixed_unigram_candidate_sampler",

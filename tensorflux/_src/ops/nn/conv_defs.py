@@ -32,13 +32,13 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.nn import conv_grads as _g
+from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS,
+                                                 PADDINGS_EXPLICIT, channel_axis,
+                                                 check_valid_padding, explicit_pads, make_shape,
+                                                 spatial_axes, window_pads, windowed_output_dim)
 from tensorflux._src.ops.op_helpers import static_input, with_rank
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
-from tensorflux._src.ops.nn.window_utils import (
-    ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS, PADDINGS_EXPLICIT, channel_axis,
-    check_valid_padding, explicit_pads, make_shape, spatial_axes, window_pads,
-    windowed_output_dim)
 
 F = _dtypes.FLOATS
 _I32 = _dtypes.int32

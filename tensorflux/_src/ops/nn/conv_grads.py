@@ -17,6 +17,7 @@ The integer shape inputs get None.
 
 from __future__ import annotations
 
+from tensorflux._src.ops.array.array_ops import shape
 from tensorflux._src.ops.op_builder import apply_op
 
 _CONV_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations",
@@ -28,7 +29,6 @@ def _attrs(op):
 
 
 def _shape(t):
-    from tensorflux._src.ops.array.array_ops import shape
     return shape(t)
 
 

@@ -25,9 +25,10 @@ import numpy as np
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.nn import conv_defs  # noqa: F401 - registers the op records
-from tensorflux._src.ops.nn.window_utils import (
-    apply_checked, convert_padding, deprecated_argument_lookup, get_sequence)
+from tensorflux._src.ops.nn.window_utils import (apply_checked, convert_padding,
+                                                 deprecated_argument_lookup, get_sequence)
 
 __all__ = [
     "atrous_conv2d", "atrous_conv2d_transpose", "conv1d", "conv1d_transpose", "conv2d",
@@ -83,7 +84,6 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
            data_format=None, name=None, input=None, dilations=None):  # noqa: A002
     """1-D convolution of [batch, width, in] ("NWC") or [batch, in, width] ("NCW") input
     with a [width, in, out] filter, built from conv2d as TF1 does."""
-    from tensorflux._src.ops.array import array_ops
     value = deprecated_argument_lookup("input", input, "value", value)
     with _graph.name_scope(name, "conv1d", [value, filters]) as scope:
         if data_format is None or data_format in ("NHWC", "NWC"):
@@ -241,7 +241,6 @@ def conv3d_transpose(value, filter=None, output_shape=None, strides=None,  # noq
 def conv1d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
                      data_format="NWC", dilations=None, name=None):
     """The transpose of conv1d, built on Conv2DBackpropInput as TF does."""
-    from tensorflux._src.ops.array import array_ops
     with _graph.name_scope(name, "conv1d_transpose", [input, filters, output_shape]) as scope:
         if data_format is None or data_format == "NWC":
             data_format, spatial_start_dim, channel_index = "NHWC", 1, 2

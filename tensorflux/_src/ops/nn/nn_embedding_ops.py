@@ -12,8 +12,11 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
-from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array.gather_ops import gather, where
+from tensorflux._src.ops.array.generator_ops import zeros_like
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.clip_ops import clip_by_norm
+from tensorflux._src.ops.math.math_ops import range as tf_range
 
 __all__ = ["embedding_lookup"]
 
@@ -22,12 +25,10 @@ def _clip(params, ids, max_norm):
     """Rescales each embedding (the dims after the ids' dims) to L2 norm <= max_norm."""
     if max_norm is None:
         return params
-    from tensorflux._src.ops.math.clip_ops import clip_by_norm
     ids_rank, params_rank = ids.shape.ndims, params.shape.ndims
     if ids_rank is not None and params_rank is not None:
         axes = list(range(ids_rank, params_rank))
     else:
-        from tensorflux._src.ops.math.math_ops import range as tf_range
         axes = tf_range(array_ops.rank(ids), array_ops.rank(params))
     return clip_by_norm(params, max_norm, axes=axes)
 
@@ -88,7 +89,6 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
             element_shape = element_shape.merge_with(rest)
         flat_ids = array_ops.reshape(ids, [-1])
         p_assignments, new_ids = _partitions(flat_ids, params, partition_strategy)
-        from tensorflux._src.ops.array.generator_ops import zeros_like
         rows = None
         for p, part in enumerate(params):
             mine = math_ops.equal(p_assignments, convert_to_tensor(p, dtype=flat_ids.dtype))

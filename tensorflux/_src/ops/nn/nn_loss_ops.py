@@ -10,9 +10,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.array.gather_ops import where as _where
 from tensorflux._src.ops.array.generator_ops import ones_like, zeros_like
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 

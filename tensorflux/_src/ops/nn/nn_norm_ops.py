@@ -17,6 +17,9 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.array.array_ops import stop_gradient
+from tensorflux._src.ops.array.gather_ops import gather
+from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import merge_shapes, with_rank
@@ -53,7 +56,6 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
 def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
     """Mean and (biased) variance of x over `axes`; `shift` is accepted and ignored, as in
     TF. float16 inputs are reduced in float32."""
-    from tensorflux._src.ops.array.array_ops import stop_gradient
     del shift
     keep_dims = bool(_deprecated_lookup("keepdims", keepdims, "keep_dims", keep_dims))
     with _graph.name_scope(name, "moments", [x, axes]):
@@ -87,7 +89,6 @@ def weighted_moments(x, axes, frequency_weights, name=None, keep_dims=None, keep
         weighted_input_sum = reduce_ops.reduce_sum(frequency_weights * x, axes,
                                                    name="weighted_input_sum", keepdims=True)
         # Weights may broadcast against x: sum them at x's shape.
-        from tensorflux._src.ops.array.generator_ops import zeros_like
         broadcasted_weights = frequency_weights + zeros_like(x)
         sum_of_weights = reduce_ops.reduce_sum(broadcasted_weights, axes,
                                                name="sum_of_weights", keepdims=True)
@@ -119,7 +120,6 @@ def sufficient_statistics(x, axes, shift=None, keep_dims=None, name=None, keepdi
                 count *= dims[d]
             counts = convert_to_tensor(count, dtype=x.dtype.base_dtype)
         else:
-            from tensorflux._src.ops.array.gather_ops import gather
             x_dims = gather(math_ops.cast(array_ops.shape(x), x.dtype.base_dtype), axes)
             counts = reduce_ops.reduce_prod(x_dims, name="count")
         if shift is not None:

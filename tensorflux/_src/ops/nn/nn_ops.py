@@ -19,9 +19,18 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.array.array_ops import stop_gradient
+from tensorflux._src.ops.array.gather_ops import where
+from tensorflux._src.ops.array.generator_ops import zeros_like
+from tensorflux._src.ops.linalg.linalg_ops import matmul
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.math.grad_helpers import unbroadcast
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import merge_shapes, with_rank
+from tensorflux._src.ops.random import random_ops
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.shape_fns import broadcast, unchanged
+from tensorflux._src.ops.shape_fns import broadcast, static_value, unchanged
 
 __all__ = ["relu", "softmax", "log_softmax", "bias_add", "softmax_cross_entropy_with_logits",
            "softmax_cross_entropy_with_logits_v2", "sparse_softmax_cross_entropy_with_logits",
@@ -61,13 +70,11 @@ def relu(features, name=None):
 # -- softmax ------------------------------------------------------------------------------
 def _softmax_grad(op, dy):
     # d softmax: s * (dy - sum(dy * s, -1, keepdims))
-    from tensorflux._src.ops.math import reduce_ops
     s = op.outputs[0]
     return [(dy - reduce_ops.reduce_sum(dy * s, -1, keepdims=True)) * s]
 
 
 def _log_softmax_grad(op, dy):
-    from tensorflux._src.ops.math import math_ops, reduce_ops
     return [dy - reduce_ops.reduce_sum(dy, -1, keepdims=True) * math_ops.exp(op.outputs[0])]
 
 
@@ -86,7 +93,6 @@ register(OpDef("LogSoftmax", inputs=("logits: T",), outputs=("logsoftmax: T",),
 
 def _along_last_axis(op_type, logits, axis, name):
     """TF's softmax ops work on the last axis; other axes are swapped there and back."""
-    from tensorflux._src.ops.array import array_ops
     logits = convert_to_tensor(logits, name="logits")
     rank = logits.shape.ndims
     if axis is None or axis == -1 or (rank is not None and axis == rank - 1):
@@ -141,8 +147,6 @@ def _xent_lower(features, labels):
 
 
 def _xent_grad(op, dloss, dbackprop):
-    from tensorflux._src.ops.math.grad_helpers import unbroadcast
-    from tensorflux._src.ops.array import array_ops
     d = array_ops.expand_dims(dloss, -1)
     grad_logits = d * op.outputs[1]
     grad_labels = d * -apply_op("LogSoftmax", logits=op.inputs[0])
@@ -159,7 +163,6 @@ register(OpDef(
 
 def _flatten_outer_dims(x):
     """[d0, ..., dn-1, classes] -> [d0 * ... * dn-1, classes], keeping known sizes."""
-    from tensorflux._src.ops.array import array_ops
     shape = x.shape
     if shape.ndims == 2:
         return x
@@ -179,8 +182,6 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
     in float32), both are flattened to [rows, classes] separately, and the op broadcasts
     them, so labels of shape [1, batch, classes] or [classes] against [batch, classes]
     logits give one loss per logits row."""
-    from tensorflux._src.ops.array import array_ops
-    from tensorflux._src.ops.math import math_ops
     if _sentinel is not None:
         raise ValueError("Only call `softmax_cross_entropy_with_logits_v2` with named "
                          "arguments (labels=..., logits=..., ...)")
@@ -226,7 +227,6 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
                                       name=None, axis=None):
     """TF1's v1: like v2 (labels cast to the logits' dtype, broadcast rows), but no
     gradient flows into labels."""
-    from tensorflux._src.ops.array.array_ops import stop_gradient
     if _sentinel is not None:
         raise ValueError("Only call `softmax_cross_entropy_with_logits` with named arguments "
                          "(labels=..., logits=..., ...)")
@@ -275,7 +275,6 @@ def _sparse_xent_lower(features, labels):
 
 
 def _sparse_xent_grad(op, dloss, dbackprop):
-    from tensorflux._src.ops.array import array_ops
     return [array_ops.expand_dims(dloss, -1) * op.outputs[1], None]
 
 
@@ -289,7 +288,6 @@ register(OpDef(
 def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
                                              name=None):
     """Cross-entropy of integer class labels (shape [d0..dn-1]) against logits [.., C]."""
-    from tensorflux._src.ops.array import array_ops
     if _sentinel is not None:
         raise ValueError("Only call `sparse_softmax_cross_entropy_with_logits` with named "
                          "arguments (labels=..., logits=..., ...)")
@@ -330,7 +328,6 @@ def _bias_add_lower(value, bias, data_format):
 
 
 def _bias_add_grad(op, dy):
-    from tensorflux._src.ops.math import reduce_ops
     axes = [0] + list(range(2, dy.shape.ndims)) if op.get_attr("data_format") == "NCHW" \
         else list(range(dy.shape.ndims - 1))
     return [dy, reduce_ops.reduce_sum(dy, axes)]
@@ -362,12 +359,10 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 
 
 def _zeros_like(x):
-    from tensorflux._src.ops.array.generator_ops import zeros_like
     return zeros_like(x)
 
 
 def _where(cond, x, y):
-    from tensorflux._src.ops.array.gather_ops import where
     return where(cond, x, y)
 
 
@@ -409,7 +404,6 @@ def _exp_linear_grad_grad(op, grad):
 
 def _softplus_grad_grad(op, grad):
     # dx = dy * sigmoid(x): d/d(dy) = sigmoid(x), d/dx = dy / (e^-x + 2 + e^x).
-    from tensorflux._src.ops.math import math_ops
     dy, x = op.inputs
     two = convert_to_tensor(2.0, dtype=x.dtype.base_dtype)
     return [apply_op("SoftplusGrad", gradients=grad, features=x),
@@ -456,7 +450,6 @@ def relu6(features, name=None):
 
 def crelu(features, name=None, axis=-1):
     """Concatenated ReLU: relu(concat([features, -features], axis)); doubles that axis."""
-    from tensorflux._src.ops.array import array_ops
     with _graph.name_scope(name, "CRelu", [features]) as scope:
         features = convert_to_tensor(features, name="features")
         c = array_ops.concat([features, -features], axis, name="concat")
@@ -465,7 +458,6 @@ def crelu(features, name=None, axis=-1):
 
 def leaky_relu(features, alpha=0.2, name=None):
     """max(features, alpha * features) for alpha <= 1; integer features become float32."""
-    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "LeakyRelu", [features, alpha]) as scope:
         features = convert_to_tensor(features, name="features")
         if features.dtype.is_integer:
@@ -497,7 +489,6 @@ def softsign(features, name=None):
 
 def gelu(features, approximate=False, name=None):
     """0.5 x (1 + erf(x / sqrt 2)), or its tanh approximation (TF 2's tf.nn.gelu)."""
-    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "Gelu", [features]):
         features = convert_to_tensor(features, name="features")
         dtype = features.dtype.base_dtype
@@ -511,7 +502,6 @@ def gelu(features, approximate=False, name=None):
 
 def swish(features, name=None):
     """features * sigmoid(features) (Ramachandran et al. 2017)."""
-    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "swish", [features]):
         features = convert_to_tensor(features, name="features")
         return features * math_ops.sigmoid(features)
@@ -519,7 +509,6 @@ def swish(features, name=None):
 
 def silu(features, beta=1.0, name=None):
     """features * sigmoid(beta * features) (TF 2's name for swish)."""
-    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "silu", [features]):
         features = convert_to_tensor(features, name="features")
         beta = convert_to_tensor(beta, dtype=features.dtype.base_dtype, name="beta")
@@ -528,7 +517,6 @@ def silu(features, beta=1.0, name=None):
 
 def log_sigmoid(x, name=None):
     """log(1 / (1 + exp(-x))) = -softplus(-x); TF exports it as tf.log_sigmoid / tf.math."""
-    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name, "LogSigmoid", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         return math_ops.negative(apply_op("Softplus", features=-x), name=scope)
@@ -536,7 +524,6 @@ def log_sigmoid(x, name=None):
 
 # -- in_top_k --------------------------------------------------------------------------------
 def _in_top_k_shape(op):
-    from tensorflux._src.ops.op_helpers import merge_shapes, with_rank
     predictions = with_rank(op.inputs[0].shape, 2)
     targets = with_rank(op.inputs[1].shape, 1)
     with_rank(op.inputs[2].shape, 0)
@@ -569,7 +556,6 @@ def in_top_k(predictions, targets, k, name=None):
 
 # -- dropout and other composites ---------------------------------------------------------------
 def _noise_shape(x, noise_shape):
-    from tensorflux._src.ops.array import array_ops
     if noise_shape is None:
         return array_ops.shape(x)
     try:
@@ -588,9 +574,6 @@ def _noise_shape(x, noise_shape):
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """Zeroes each element with probability `rate` (= 1 - keep_prob) and scales the rest by
     1 / (1 - rate). `noise_shape` (broadcastable to x) shares keep/drop decisions."""
-    from tensorflux._src.ops.math import math_ops
-    from tensorflux._src.ops.random import random_ops
-    from tensorflux._src.ops.shape_fns import static_value
     try:
         keep = 1. - keep_prob if keep_prob is not None else None
     except TypeError:
@@ -631,8 +614,6 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
 
 def zero_fraction(value, name=None):
     """The fraction of zeros in `value`, as float32 (NaN when value is empty)."""
-    from tensorflux._src.ops.array import array_ops
-    from tensorflux._src.ops.math import math_ops, reduce_ops
     with _graph.name_scope(name, "zero_fraction", [value]):
         value = convert_to_tensor(value, name="value")
         size = array_ops.size(value, out_type=_dtypes.int64)
@@ -650,7 +631,6 @@ def zero_fraction(value, name=None):
 
 def xw_plus_b(x, weights, biases, name=None):
     """matmul(x, weights) + biases."""
-    from tensorflux._src.ops.linalg.linalg_ops import matmul
     with _graph.name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
         x = convert_to_tensor(x, name="x")
         weights = convert_to_tensor(weights, name="weights")
@@ -660,7 +640,6 @@ def xw_plus_b(x, weights, biases, name=None):
 
 def relu_layer(x, weights, biases, name=None):
     """relu(matmul(x, weights) + biases)."""
-    from tensorflux._src.ops.linalg.linalg_ops import matmul
     with _graph.name_scope(name, "relu_layer", [x, weights, biases]) as scope:
         x = convert_to_tensor(x, name="x")
         weights = convert_to_tensor(weights, name="weights")

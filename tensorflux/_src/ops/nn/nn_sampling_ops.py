@@ -25,10 +25,16 @@ from tensorflux._src.framework import random_seed
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops, slicing_ops
+from tensorflux._src.ops.array.array_ops import stop_gradient
+from tensorflux._src.ops.array.generator_ops import ones, ones_like, zeros_like
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.nn.nn_embedding_ops import _as_param_list, embedding_lookup
+from tensorflux._src.ops.nn.nn_loss_ops import sigmoid_cross_entropy_with_logits
+from tensorflux._src.ops.nn.nn_ops import softmax_cross_entropy_with_logits_v2
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import with_rank
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["uniform_candidate_sampler", "log_uniform_candidate_sampler",
            "compute_accidental_hits", "nce_loss", "sampled_softmax_loss"]
@@ -204,8 +210,6 @@ def _accidental_hit_mask(labels, sampled, num_sampled):
 # -- sampled losses ------------------------------------------------------------------------------
 def _sum_rows(x):
     # matmul with ones, as TF does (its gradient is cheaper than reduce_sum's there).
-    from tensorflux._src.ops.array.generator_ops import ones
-    from tensorflux._src.ops.linalg.linalg_ops import matmul
     cols = array_ops.shape(x)[1]
     return array_ops.reshape(matmul(x, ones(array_ops.stack([cols, 1]), x.dtype)), [-1])
 
@@ -216,10 +220,6 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_cl
                             name=None, seed=None):
     """(logits [batch, num_true + num_sampled], labels of the same shape): the true classes'
     logits first, each true label 1 / num_true."""
-    from tensorflux._src.ops.array.array_ops import stop_gradient
-    from tensorflux._src.ops.array.generator_ops import ones_like, zeros_like
-    from tensorflux._src.ops.linalg.linalg_ops import matmul
-    from tensorflux._src.ops.nn.nn_embedding_ops import _as_param_list, embedding_lookup
     weights = _as_param_list(weights)
     with _graph.name_scope(name, "compute_sampled_logits", weights + [biases, inputs, labels]):
         labels = convert_to_tensor(labels, name="labels")
@@ -277,7 +277,6 @@ def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true
     """Noise-contrastive estimation loss per example: sigmoid cross-entropy of the true
     classes (label 1 / num_true) and num_sampled sampled classes (label 0), their logits
     corrected by log Q."""
-    from tensorflux._src.ops.nn.nn_loss_ops import sigmoid_cross_entropy_with_logits
     logits, labels = _compute_sampled_logits(
         weights=weights, biases=biases, labels=labels, inputs=inputs, num_sampled=num_sampled,
         num_classes=num_classes, num_true=num_true, sampled_values=sampled_values,
@@ -293,8 +292,6 @@ def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_class
                          partition_strategy="mod", name="sampled_softmax_loss", seed=None):
     """Softmax cross-entropy over the true classes and num_sampled sampled classes, logits
     corrected by log Q; per example."""
-    from tensorflux._src.ops.array.array_ops import stop_gradient
-    from tensorflux._src.ops.nn.nn_ops import softmax_cross_entropy_with_logits_v2
     logits, labels = _compute_sampled_logits(
         weights=weights, biases=biases, labels=labels, inputs=inputs, num_sampled=num_sampled,
         num_classes=num_classes, num_true=num_true, sampled_values=sampled_values,

@@ -22,14 +22,15 @@ from __future__ import annotations
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
+from tensorflux._src.ops.array.array_ops import shape
+from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.nn import pool_kernels as _k
-from tensorflux._src.ops.op_helpers import merge_shapes, static_input, with_rank
+from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS,
+                                                 channel_axis, spatial_axes, windowed_output_dim)
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.op_helpers import merge_shapes, static_input, with_rank
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
-from tensorflux._src.ops.nn.window_utils import (
-    ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS, channel_axis, spatial_axes,
-    windowed_output_dim)
 
 _d = _dtypes
 REAL = _d.REAL
@@ -184,12 +185,10 @@ def _attrs(op):
 
 
 def _zeros_like(t):
-    from tensorflux._src.ops.array.generator_ops import zeros_like
     return zeros_like(t)
 
 
 def _shape(t):
-    from tensorflux._src.ops.array.array_ops import shape
     return shape(t)
 
 

@@ -15,9 +15,10 @@ import collections
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.nn import pool_defs  # noqa: F401 - registers the op records
-from tensorflux._src.ops.nn.window_utils import (
-    apply_checked, deprecated_argument_lookup, get_sequence)
+from tensorflux._src.ops.nn.window_utils import (apply_checked, deprecated_argument_lookup,
+                                                 get_sequence)
 
 __all__ = [
     "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d", "avg_pool_v2", "max_pool",
@@ -50,7 +51,6 @@ def _pool2d(op_type, default_name, value, ksize, strides, padding, data_format, 
 
 def _pool1d(op_type, default_name, input, ksize, strides, padding, data_format,  # noqa: A002
             name):
-    from tensorflux._src.ops.array import array_ops
     with _graph.name_scope(name, default_name, [input]) as scope:
         if data_format is None:
             data_format = "NWC"

@@ -20,11 +20,11 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops, generator_ops
-from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.control.bodies import Body
-from tensorflux._src.ops.control.control_flow_ops import flatten, make_functional, pack
 from tensorflux._src.ops.array.gather_ops import where_v2
 from tensorflux._src.ops.array.sequence_ops import reverse_sequence
+from tensorflux._src.ops.control.bodies import Body
+from tensorflux._src.ops.control.control_flow_ops import flatten, make_functional, pack
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.train import variable_scope as vs
 
 __all__ = ["dynamic_rnn", "bidirectional_dynamic_rnn", "static_rnn",

@@ -26,12 +26,12 @@ from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.layers.base import InputSpec, Layer
 from tensorflux._src.ops.array import array_ops, generator_ops, slicing_ops
+from tensorflux._src.ops.control.control_flow_ops import flatten, pack
+from tensorflux._src.ops.linalg import linalg_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.nn import nn_ops
-from tensorflux._src.ops.linalg import linalg_ops
-from tensorflux._src.ops.state import init_ops
-from tensorflux._src.ops.control.control_flow_ops import flatten, pack
 from tensorflux._src.ops.shape_fns import static_value
+from tensorflux._src.ops.state import init_ops
 from tensorflux._src.train import variable_scope as vs
 
 __all__ = [

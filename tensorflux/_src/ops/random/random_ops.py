@@ -15,10 +15,15 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import random_seed
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.array import array_ops, slicing_ops
+from tensorflux._src.ops.array.generator_ops import ones, zeros_like
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.math.math_ops import range as tf_range
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import kernel_error, static_input, static_scalar, with_rank
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.shape_fns import broadcast_binary, static_shape_from_tensor, unchanged
+from tensorflux._src.ops.shape_fns import (broadcast_binary, static_shape_from_tensor,
+                                           static_value, unchanged)
 
 __all__ = ["random_normal", "random_uniform", "truncated_normal", "set_random_seed",
            "random_shuffle", "multinomial", "random_gamma", "random_poisson", "random_crop"]
@@ -142,7 +147,6 @@ def random_shuffle(value, seed=None, name=None):
 
 # -- Multinomial (tf.multinomial, tf.random.categorical) --------------------------------------
 def _multinomial_shape(op):
-    from tensorflux._src.ops.op_helpers import static_scalar, with_rank
     logits = with_rank(op.inputs[0].shape, 2)
     with_rank(op.inputs[1].shape, 0)
     n = static_scalar(op.inputs[1])
@@ -153,7 +157,6 @@ def _multinomial_shape(op):
 
 
 def _multinomial_lower(key, logits, num_samples, output_dtype):
-    from tensorflux._src.ops.op_helpers import kernel_error, static_input
     n = int(static_input(num_samples, "Multinomial", "num_samples"))
     if n < 0:
         raise kernel_error(f"num_samples should be nonnegative, got {n}")
@@ -213,10 +216,6 @@ def _random_gamma_lower(key, shape, alpha):
 def _random_gamma_grad(op, grad):
     # Implicit reparameterization: d sample / d alpha from the gamma CDF (TF's
     # _RandomGammaGrad), summed over the sample dimensions.
-    from tensorflux._src.ops.array import array_ops
-    from tensorflux._src.ops.math import reduce_ops
-    from tensorflux._src.ops.array.generator_ops import ones
-    from tensorflux._src.ops.math.math_ops import range as tf_range
     shape, alpha = op.inputs
     sample = op.outputs[0]
     num_sample_dims = array_ops.shape(shape)[0]
@@ -250,7 +249,6 @@ def random_gamma(shape, alpha, beta=None, dtype=_dtypes.float32, seed=None, name
         shape_t = convert_to_tensor(_shape_list(shape), name="shape", dtype=_dtypes.int32)
         alpha = convert_to_tensor(alpha, name="alpha", dtype=dtype)
         beta = convert_to_tensor(beta if beta is not None else 1, name="beta", dtype=dtype)
-        from tensorflux._src.ops.array.generator_ops import zeros_like
         alpha_broadcast = alpha + zeros_like(beta)
         sample = apply_op("RandomGamma", shape=shape_t, alpha=alpha_broadcast,
                           **_seed_attrs(seed))
@@ -296,8 +294,6 @@ def random_poisson(lam, shape, dtype=_dtypes.float32, seed=None, name=None):
 # -- random_crop ---------------------------------------------------------------------------------
 def random_crop(value, size, seed=None, name=None):
     """A random window of shape `size` from `value` (every offset equally likely)."""
-    from tensorflux._src.ops.array import array_ops, slicing_ops
-    from tensorflux._src.ops.shape_fns import static_value
     with _graph.name_scope(name, "random_crop", [value, size]) as scope:
         value = convert_to_tensor(value, name="value")
         size = convert_to_tensor(_shape_list(size), dtype=_dtypes.int32, name="size")

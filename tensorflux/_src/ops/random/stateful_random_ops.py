@@ -21,13 +21,14 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.math import math_ops, reduce_ops
-from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import OpDef, register
+from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.random import stateless_random_ops as v1
 from tensorflux._src.ops.random import stateless_random_v2  # noqa: F401  (the V2 records)
 from tensorflux._src.ops.random.stateless_kernels import Algorithm, convert_alg_to_int
+from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = []
 
@@ -314,7 +315,6 @@ class Generator:
     def make_seeds(self, count=1):
         """[2, count] int64 seeds for the stateless ops."""
         keys = self._make_int64_keys(shape=[count])
-        from tensorflux._src.ops.array.generator_ops import zeros_like
         return array_ops.stack([keys, zeros_like(keys)])
 
     def split(self, count=1):

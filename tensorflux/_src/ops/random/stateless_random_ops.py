@@ -24,16 +24,20 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.grad_helpers import unbroadcast
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import kernel_error, static_input, with_rank
+from tensorflux._src.ops.op_helpers import (kernel_error, shape_arg, static_input, static_scalar,
+                                            with_rank)
 from tensorflux._src.ops.random import random_ops  # noqa: F401  (registers RandomGammaGrad)
 from tensorflux._src.ops.random import stateless_random_v2 as v2
-from tensorflux._src.ops.random.stateless_kernels import (
-    Algorithm, _compute_type, check_int_range, check_seed_shape, convert_alg_to_int, draw,
-    sample_full_int, sample_normal, sample_truncated_normal, sample_uniform,
-    sample_uniform_int, static_dims,
-)
+from tensorflux._src.ops.random.stateless_kernels import (Algorithm, _compute_type,
+                                                          check_int_range, check_seed_shape,
+                                                          convert_alg_to_int, draw,
+                                                          sample_full_int, sample_normal,
+                                                          sample_truncated_normal, sample_uniform,
+                                                          sample_uniform_int, static_dims)
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
 
@@ -153,7 +157,6 @@ register(OpDef(
 
 # -- StatelessMultinomial ----------------------------------------------------------------------
 def _multinomial_shape(op):
-    from tensorflux._src.ops.op_helpers import static_scalar
     check_seed_shape(op.inputs[2])
     logits = with_rank(op.inputs[0].shape, 2)
     with_rank(op.inputs[1].shape, 0)
@@ -222,8 +225,6 @@ register(OpDef(
 def _gamma_grad(op, grad):
     # Implicit reparameterization (TF's _StatelessRandomGammaV2Grad): d sample / d alpha
     # from the gamma CDF, summed over the dimensions alpha was broadcast along.
-    from tensorflux._src.ops.math.grad_helpers import unbroadcast
-    from tensorflux._src.ops.array.generator_ops import zeros_like
     alpha, sample = op.inputs[2], op.outputs[0]
     partial_a = apply_op("RandomGammaGrad", alpha=alpha + zeros_like(sample), sample=sample)
     return [None, None, unbroadcast(grad * partial_a, alpha)]
@@ -266,7 +267,6 @@ register(OpDef(
 # -- public functions ----------------------------------------------------------------------------
 def shape_tensor(shape):
     """TF's tensor_util.shape_tensor: an int32 tensor, int64 only when needed."""
-    from tensorflux._src.ops.op_helpers import shape_arg
     if isinstance(shape, (list, tuple)) and not shape:
         return convert_to_tensor(np.zeros([0], np.int32), name="shape")
     if hasattr(shape, "op") and hasattr(shape, "dtype"):
@@ -402,7 +402,6 @@ def stateless_random_gamma(shape, seed, alpha, beta=None, dtype=_dtypes.float32,
     """Deterministic Gamma(alpha, rate beta) draws of shape `shape` (alpha and beta fill its
     trailing dimensions); differentiable in alpha and beta."""
     with _graph.name_scope(name, "stateless_random_gamma", [shape, seed, alpha, beta]) as scope:
-        from tensorflux._src.ops.array.generator_ops import zeros_like
         shape = shape_tensor(shape)
         alpha = convert_to_tensor(alpha, dtype=dtype, name="alpha")
         beta = convert_to_tensor(beta if beta is not None else 1, name="beta", dtype=dtype)

@@ -16,11 +16,11 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
-from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import kernel_error, with_rank
+from tensorflux._src.ops.random import stateless_kernels as kernels
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
-from tensorflux._src.ops.random import stateless_kernels as kernels
 
 __all__ = ["random_index_shuffle"]
 

@@ -13,7 +13,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops.array import array_ops, generator_ops, slicing_ops
+from tensorflux._src.ops.array import array_ops, slicing_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.shape_fns import static_value
 from tensorflux._src.ops.signal import frame_ops, spectral_ops

@@ -14,10 +14,10 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.ops.array import array_ops
-from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.random import random_ops
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.linalg.decomposition_ops import qr
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.random import random_ops
 
 __all__ = [
     "zeros_initializer", "ones_initializer", "constant_initializer",

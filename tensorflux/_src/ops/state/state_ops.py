@@ -8,9 +8,9 @@ compiled run (see `compiler/state.py`).
 from __future__ import annotations
 
 from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework import tensor_shape
+from tensorflux._src.framework import errors, tensor_shape
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add",
            "scatter_sub", "is_variable_initialized", "count_up_to"]
@@ -163,7 +163,6 @@ def _count_up_to(ref, limit):
     # Fails the run with TF's OutOfRangeError once the variable reached `limit`; the
     # failed run keeps the variable as it was (see compiler/effects.py).
     from tensorflux._src.compiler import effects
-    from tensorflux._src.framework import errors
     effects.check(ref < limit, f"Reached limit of {limit}", error=errors.OutOfRangeError)
     return ref + 1, ref  # (new value of ref, output: the value before the increment)
 

@@ -39,10 +39,10 @@ from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.io import example_proto, protos
 from tensorflux._src.io.protowire import DecodeError
 from tensorflux._src.ops.array import array_ops, slicing_ops
-from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "decode_raw",
            "parse_example", "parse_single_example", "parse_tensor", "serialize_tensor"]

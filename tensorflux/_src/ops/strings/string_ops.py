@@ -21,8 +21,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import unchanged
 

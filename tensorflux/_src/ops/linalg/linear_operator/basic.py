@@ -10,18 +10,16 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.math import complex_parts, math_ops
-from tensorflux._src.ops.array.array_ops import concat, expand_dims, shape
-from tensorflux._src.ops.debug.check_ops import assert_equal, assert_positive
+from tensorflux._src.ops.array.array_ops import concat, expand_dims, shape, stack
 from tensorflux._src.ops.array.generator_ops import ones, zeros
-from tensorflux._src.ops.linalg.linalg_ops import eye
-from tensorflux._src.ops.linalg.diag_ops import (
-    matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,
-)
-from tensorflux._src.ops.linalg.linear_operator.base import (
-    LinearOperator, adjoint, triangular_solve_with_broadcast,
-)
-from tensorflux._src.ops.linalg.linalg_ops import matmul
+from tensorflux._src.ops.control.control_ops import no_op
+from tensorflux._src.ops.debug.check_ops import assert_equal, assert_none_equal, assert_positive
+from tensorflux._src.ops.linalg.diag_ops import (matrix_band_part, matrix_diag, matrix_diag_part,
+                                                 matrix_set_diag)
+from tensorflux._src.ops.linalg.linalg_ops import eye, matmul
+from tensorflux._src.ops.linalg.linear_operator.base import (LinearOperator, adjoint,
+                                                             triangular_solve_with_broadcast)
+from tensorflux._src.ops.math import complex_parts, math_ops
 from tensorflux._src.ops.math.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.shape_fns import static_value
 
@@ -45,7 +43,6 @@ def assert_no_entries_with_modulus_zero(x, message=None):
     x = convert_to_tensor(x, name="x")
     if x.dtype.is_complex:
         x = math_ops.abs(x)
-    from tensorflux._src.ops.debug.check_ops import assert_none_equal
     return assert_none_equal(x, math_ops.cast(0, x.dtype), message=message)
 
 
@@ -266,7 +263,6 @@ class _SizedOperator(LinearOperator):
 
     def _shape_tensor(self):
         matrix = [self._num_rows, self._num_columns]
-        from tensorflux._src.ops.array.array_ops import stack
         if self._batch_shape_arg is None:
             return stack(matrix)
         return concat([self._batch_shape_arg, stack(matrix)], 0)
@@ -353,7 +349,6 @@ class LinearOperatorIdentity(_SizedOperator):
 
 
 def _no_op():
-    from tensorflux._src.ops.control.control_ops import no_op
     return no_op("assert_const")
 
 
@@ -459,7 +454,6 @@ class LinearOperatorZeros(_SizedOperator):
         batch = self._batch_list()
         if isinstance(batch, list) and all(isinstance(v, int) for v in (rows, cols)):
             return batch + [rows, cols]
-        from tensorflux._src.ops.array.array_ops import stack
         return concat([convert_to_tensor(batch, dtype=_d.int32),
                        stack([convert_to_tensor(rows, dtype=_d.int32),
                               convert_to_tensor(cols, dtype=_d.int32)])], 0)
