@@ -65,7 +65,7 @@ from tensorflux._src.ops.strings.parsing_ops import *  # noqa: F401,F403
 from tensorflux._src.runtime.config import (  # noqa: F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )
-from tensorflux._src.runtime.default_session import get_default_session  # noqa: F401
+from tensorflux._src.framework.default_session import get_default_session  # noqa: F401
 from tensorflux._src.runtime.session import InteractiveSession, Session  # noqa: F401
 from tensorflux._src.queues.data_flow_ops import (  # noqa: F401
     FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue,
@@ -150,7 +150,7 @@ from tensorflux._src.framework.tensor_shape import dimension_value  # noqa: E402
 from tensorflux._src.framework.type_spec import (  # noqa: E402,F401
     TensorSpec, TypeSpec, type_spec_from_value,
 )
-from tensorflux._src.io.protos import make_ndarray, make_tensor_proto  # noqa: E402,F401
+from tensorflux._src.framework.tensor_util import make_ndarray, make_tensor_proto  # noqa: E402,F401
 from tensorflux._src.ops.control.graph_utils import *  # noqa: E402,F401,F403
 from tensorflux._src.runtime.session_ops import (  # noqa: E402,F401
     delete_session_tensor, get_session_handle, get_session_tensor,
@@ -160,7 +160,7 @@ from tensorflux._src.train.variables import (  # noqa: E402,F401
     VariableAggregation, VariableSynchronization, variable_creator_scope,
 )
 
-from tensorflux._src.io.protos import (  # noqa: E402,F401
+from tensorflux._src.framework.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,
 )
 from tensorflux import (  # noqa: E402,F401

@@ -16,7 +16,7 @@ from tensorflux._src.framework import dtypes
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.constant import constant
-from tensorflux._src.runtime import default_session
+from tensorflux._src.framework import default_session
 
 __all__ = ["compute_gradient", "compute_gradient_error"]
 

@@ -303,7 +303,7 @@ class Variable(metaclass=_CreatedThroughCreators):
 
     def load(self, value, session=None):
         """Assigns `value` by running the initializer with its initial value fed."""
-        from tensorflux._src.runtime.default_session import get_default_session
+        from tensorflux._src.framework.default_session import get_default_session
         session = session or get_default_session()
         if session is None:
             raise ValueError("Either session argument should be provided or default session "

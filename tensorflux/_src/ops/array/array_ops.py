@@ -21,7 +21,8 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
-from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.framework.tensor_conversion import (_contains_tensor, convert_to_tensor,
+                                                         register_tensor_conversion_function)
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
@@ -185,6 +186,18 @@ def _autopacking_helper(values, dtype, name):
                 elems.append(convert_to_tensor(v, dtype=dtype) if dtype is not None
                              else v)
         return apply_op("Pack", name=scope, values=elems)
+
+
+
+def _autopacking_conversion(value, dtype=None, name=None, as_ref=False):
+    """Lists and tuples that hold Tensors become a Pack op, as in TF (whose array_ops
+    registers this conversion too; convert_to_tensor lives below the ops)."""
+    if not _contains_tensor(value):
+        return NotImplemented
+    return _autopacking_helper(value, dtype, name or "packed")
+
+
+register_tensor_conversion_function((list, tuple), _autopacking_conversion, priority=99)
 
 
 # -- Unpack -------------------------------------------------------------------------------

@@ -36,8 +36,9 @@ from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor, make_ndarray
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.io import example_proto, protos
-from tensorflux._src.io.protowire import DecodeError
+from tensorflux._src.framework import protos, tensor_util
+from tensorflux._src.io import example_proto
+from tensorflux._src.framework.protowire import DecodeError
 from tensorflux._src.ops.array import array_ops, slicing_ops
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.op_builder import apply_op
@@ -573,7 +574,7 @@ def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None,
 
 # -- SerializeTensor / ParseTensor -------------------------------------------------------------
 def _serialize_tensor_kernel(tensor, T):  # noqa: N803 - TF's attr name
-    proto = protos.make_tensor_proto(tensor, dtype=T)
+    proto = tensor_util.make_tensor_proto(tensor, dtype=T)
     return np.array(proto.SerializeToString(), dtype=object)
 
 
@@ -594,7 +595,7 @@ def _parse_tensor_kernel(serialized, out_type):
             parsed = "invalid"  # DT_INVALID (0), or an enum tensorflux does not know
         raise kernel_error(f"Type mismatch between parsed tensor ({parsed}) and dtype "
                            f"({out_type._tf_name})")
-    return protos.make_ndarray(proto)
+    return tensor_util.make_ndarray(proto)
 
 
 register(OpDef("SerializeTensor", inputs=("tensor: T",), outputs=("serialized: string",),
