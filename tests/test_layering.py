@@ -55,13 +55,31 @@ def _imported_names(node, module, is_package):
     return []
 
 
-def import_graph(modules):
-    """{module: {imported module: line}} over `modules`, from every import in the source."""
+def _statements(tree, deferred):
+    """Every node of the module, or (deferred=False) only what runs when it is imported:
+    top-level statements and those in top-level if/try blocks, not function bodies."""
+    if deferred:
+        yield from ast.walk(tree)
+        return
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, (ast.If, ast.Try)):
+            todo.extend(node.body + node.orelse + getattr(node, "finalbody", [])
+                        + [s for h in getattr(node, "handlers", []) for s in h.body])
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.expr))
+
+
+def import_graph(modules, deferred=True):
+    """{module: {imported module: line}} over `modules`, from every import in the source
+    (deferred=False: only those that run when the module is imported)."""
     graph = {}
     for module, path in modules.items():
         edges = graph.setdefault(module, {})
         is_package = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in _statements(ast.parse(path.read_text(), str(path)), deferred):
             names = _imported_names(node, module, is_package)
             if isinstance(node, ast.ImportFrom):
                 # `from a.b import c`: the module a.b.c if there is one, else a.b itself.
@@ -138,6 +156,44 @@ def _assert_acyclic(graph):
 
 def test_the_op_layer_has_no_import_cycles():
     _assert_acyclic(import_graph(_modules("ops")))
+
+
+def test_the_framework_has_no_import_cycles():
+    _assert_acyclic(import_graph(_modules("framework")))
+
+
+# The framework's only imports of higher layers: TF1 API methods that build ops or write
+# formats. Each is deferred (inside the method) and none may be added silently.
+FRAMEWORK_UP_CALLS = {
+    # Graph.create_op / Graph.op_def_for_type: TF1's low-level op constructor.
+    ("framework.graph", "ops.op_builder"),
+    ("framework.graph", "ops.registry"),
+    # Graph.as_graph_def: the GraphDef writer sits with the other formats in io/.
+    ("framework.graph", "io.graph_def"),
+    # convert_to_tensor makes a Const op for Python and numpy values.
+    ("framework.tensor_conversion", "ops.constant"),
+    # A traced function's captured tensors become placeholders.
+    ("framework.func_graph", "ops.constant"),
+    # SparseTensor.shape reads the static value of dense_shape (constant folding).
+    ("framework.sparse_tensor", "ops.shape_fns"),
+}
+
+
+def _up_calls(graph, modules):
+    """(framework module, module of a higher layer) pairs; packages (reached by importing
+    their modules) left out."""
+    prefix = "tensorflux._src."
+    return {(module[len(prefix):], target[len(prefix):])
+            for module, edges in graph.items() if module.startswith(prefix + "framework.")
+            for target in edges if target.startswith(prefix)
+            and not target.startswith(prefix + "framework.")
+            and modules[target].name != "__init__.py"}
+
+
+def test_the_framework_reaches_up_only_through_its_known_deferred_calls():
+    modules = _modules(".")
+    assert _up_calls(import_graph(modules), modules) == FRAMEWORK_UP_CALLS
+    assert _up_calls(import_graph(modules, deferred=False), modules) == set()
 
 
 def test_the_checker_sees_cycles_through_deferred_imports(tmp_path):
