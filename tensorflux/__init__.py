@@ -150,7 +150,9 @@ from tensorflux._src.framework.tensor_shape import dimension_value  # noqa: E402
 from tensorflux._src.framework.type_spec import (  # noqa: E402,F401
     TensorSpec, TypeSpec, type_spec_from_value,
 )
-from tensorflux._src.framework.tensor_util import make_ndarray, make_tensor_proto  # noqa: E402,F401
+from tensorflux._src.framework.tensor_util import (  # noqa: E402,F401
+    make_ndarray, make_tensor_proto,
+)
 from tensorflux._src.ops.control.graph_utils import *  # noqa: E402,F401,F403
 from tensorflux._src.runtime.session_ops import (  # noqa: E402,F401
     delete_session_tensor, get_session_handle, get_session_tensor,

@@ -127,8 +127,8 @@ def concat_grad(op, dy):
 def tile_grad(op, dy):
     # Reshape dy to (m0, d0, m1, d1, ...) and sum over the multiples' axes.
     x, multiples = op.inputs
-    split_shape = A.reshape(A.transpose(A.stack([multiples, A.shape(x, out_type=multiples.dtype)])),
-                            [-1])
+    split_shape = A.reshape(
+        A.transpose(A.stack([multiples, A.shape(x, out_type=multiples.dtype)])), [-1])
     axes = math_ops.range(0, A.size(split_shape), 2)
     grad = reduce_ops.reduce_sum(A.reshape(dy, split_shape), axes)
     grad.set_shape(x.shape)

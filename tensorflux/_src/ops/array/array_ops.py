@@ -291,7 +291,8 @@ def _reshape_lower(tensor, shape):
 
 
 register(OpDef("Reshape", inputs=("tensor: T", "shape: Tshape"), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL, "Tshape": _I}, shape=_reshape_shape, lower=_reshape_lower, strings_by_rank=True))
+               attrs={"T": _dtypes.ALL, "Tshape": _I}, shape=_reshape_shape, lower=_reshape_lower,
+               strings_by_rank=True))
 
 
 def reshape(tensor, shape, name=None):
@@ -530,7 +531,8 @@ def _concat_lower(*args):
 
 
 register(OpDef("ConcatV2", inputs=("values: N * T", "axis: Tidx"), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL, "Tidx": _I}, shape=_concat_shape, lower=_concat_lower, strings_by_rank=True))
+               attrs={"T": _dtypes.ALL, "Tidx": _I}, shape=_concat_shape, lower=_concat_lower,
+               strings_by_rank=True))
 
 
 def concat(values, axis, name="concat"):
@@ -570,7 +572,8 @@ def _tile_lower(input, multiples):  # noqa: A002
 
 
 register(OpDef("Tile", inputs=("input: T", "multiples: Tmultiples"), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL, "Tmultiples": _I}, shape=_tile_shape, lower=_tile_lower, strings_by_rank=True))
+               attrs={"T": _dtypes.ALL, "Tmultiples": _I}, shape=_tile_shape, lower=_tile_lower,
+               strings_by_rank=True))
 
 
 def tile(input, multiples, name=None):  # noqa: A002
@@ -619,13 +622,15 @@ def _mirror_pad_lower(input, paddings, mode):  # noqa: A002
 
 register(OpDef("Pad", inputs=("input: T", "paddings: Tpaddings"), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "Tpaddings": _I}, shape=_pad_shape,
-               lower=lambda input, paddings: jnp.pad(input, _paddings(paddings, "Pad", input)), strings_by_rank=True))
+               lower=lambda input, paddings: jnp.pad(input, _paddings(paddings, "Pad", input)),
+               strings_by_rank=True))
 register(OpDef("PadV2", inputs=("input: T", "paddings: Tpaddings", "constant_values: T"),
                outputs=("output: T",), attrs={"T": _dtypes.ALL, "Tpaddings": _I}, shape=_pad_shape,
                # lax.pad takes the fill value as a (possibly traced) scalar
                lower=lambda input, paddings, constant_values: jax.lax.pad(
                    input, jnp.asarray(constant_values, input.dtype).reshape(()),
-                   [(lo, hi, 0) for lo, hi in _paddings(paddings, "PadV2", input)]), strings_by_rank=True))
+                   [(lo, hi, 0) for lo, hi in _paddings(paddings, "PadV2", input)]),
+               strings_by_rank=True))
 register(OpDef("MirrorPad", inputs=("input: T", "paddings: Tpaddings"), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "Tpaddings": _I, "mode": REQUIRED}, shape=_pad_shape,
                lower=_mirror_pad_lower, strings_by_rank=True))
@@ -673,7 +678,8 @@ def _canonical_axes(axes, rank_, fail):
 register(OpDef("ReverseV2", inputs=("tensor: T", "axis: Tidx"), outputs=("output: T",),
                attrs={"T": _dtypes.ALL, "Tidx": _I}, shape=_reverse_shape,
                lower=lambda tensor, axis: jnp.flip(tensor, _canonical_axes(
-                   static_input(axis, "ReverseV2", "axis"), tensor.ndim, kernel_error)), strings_by_rank=True))
+                   static_input(axis, "ReverseV2", "axis"), tensor.ndim, kernel_error)),
+               strings_by_rank=True))
 
 
 def reverse(tensor, axis, name=None):

@@ -25,7 +25,8 @@ def _reduced_mask(x, axes):
     axes = math_ops.cast(array_ops.reshape(axes, [-1]), _d.int32)
     axes = math_ops.floormod(axes + rank, rank)
     expand = array_ops.expand_dims
-    hit = reduce_ops.reduce_any(math_ops.equal(expand(math_ops.range(rank), 1), expand(axes, 0)), 1)
+    hit = reduce_ops.reduce_any(
+        math_ops.equal(expand(math_ops.range(rank), 1), expand(axes, 0)), 1)
     return math_ops.cast(hit, _d.int32)
 
 
@@ -125,8 +126,9 @@ def _prod_grad(op, grad):
         matrix_shape, permuted_shape = [size(reduced), size(other)], [dims[i] for i in perm]
     else:
         shape_x = shape(x)
-        matrix_shape = array_ops.stack([reduce_ops.reduce_prod(shape_x * in_reduced + (1 - in_reduced)),
-                                          reduce_ops.reduce_prod(shape_x * (1 - in_reduced) + in_reduced)])
+        matrix_shape = array_ops.stack(
+            [reduce_ops.reduce_prod(shape_x * in_reduced + (1 - in_reduced)),
+             reduce_ops.reduce_prod(shape_x * (1 - in_reduced) + in_reduced)])
         permuted_shape = shape(permuted)
     matrix = reshape(permuted, matrix_shape)  # (reduced, other)
     left = reduce_ops.cumprod(matrix, 0, exclusive=True)

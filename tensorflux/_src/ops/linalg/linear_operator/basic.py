@@ -144,7 +144,8 @@ class LinearOperatorDiag(LinearOperator):
                                message="This diagonal operator had non-positive entries")
 
     def _assert_self_adjoint(self):
-        return assert_equal(complex_parts.imag(self._diag), math_ops.cast(0, self._diag.dtype.real_dtype),
+        return assert_equal(complex_parts.imag(self._diag),
+                            math_ops.cast(0, self._diag.dtype.real_dtype),
                             message="This diagonal operator contained non-zero imaginary "
                                     "values.")
 
