@@ -1,10 +1,10 @@
 """Gradients of the structural array ops (TF1's array_grad.py), of GatherV2, SelectV2 and
 Fill, plus the `MirrorPadGrad` op TF has for them.
 
-Each function is attached to its record (array_ops.py, gather_ops.py, generator_ops.py) with
-`register_gradient`: they are built with the public ops of several families (slices,
-reductions, ranges) that sit above those records, so the result can be differentiated
-again. Shapes come from `tf.shape`, which folds to constants when a run is compiled, so
+Each function is attached to its record (in array_ops.py, gather_ops.py, generator_ops.py)
+with `register_gradient`: they are built with the public ops of several families
+(slices, reductions, ranges, segment sums) that sit above those records, and the result
+can be differentiated again. Shapes come from `tf.shape`, which folds to constants when a run is compiled, so
 the functions work on graphs with unknown dimensions.
 """
 
@@ -213,7 +213,6 @@ def gather_grad(op, dy):
     grad = A.reshape(grad, A.concat([ps[:b], A.reshape(n, [1]), ps[b:a], ps[a + 1:]], 0))
     back = [*range(b), *range(b + 1, a + 1), b, *range(a + 1, p_rank)]  # to (B, O, n, I)
     return [A.transpose(grad, back) if back != sorted(back) else grad, None, None]
-
 
 
 @register_gradient("SelectV2")

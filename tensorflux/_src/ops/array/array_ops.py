@@ -188,7 +188,6 @@ def _autopacking_helper(values, dtype, name):
         return apply_op("Pack", name=scope, values=elems)
 
 
-
 def _autopacking_conversion(value, dtype=None, name=None, as_ref=False):
     """Lists and tuples that hold Tensors become a Pack op, as in TF (whose array_ops
     registers this conversion too; convert_to_tensor lives below the ops)."""
