@@ -10,8 +10,8 @@ from tensorflux import _src  # noqa: F401  (enables 64-bit types first)
 from tensorflux import dtypes, errors  # noqa: F401
 from tensorflux._src.autodiff.gradients import *  # noqa: F401,F403
 from tensorflux._src.autodiff.custom_gradient import *  # noqa: F401,F403
-from tensorflux._src.autodiff import grad_helpers as _grad_helpers  # noqa: F401
-from tensorflux._src.ops import training_ops as _training_ops  # noqa: F401
+from tensorflux._src.ops import all_grads as _all_grads  # noqa: F401  (attaches the gradients)
+from tensorflux._src.ops.state import training_ops as _training_ops  # noqa: F401
 from tensorflux._src.framework.dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, complex64, complex128, double, float16, float32,
     float64, half, int8, int16, int32, int64, resource, string, uint8, uint16, uint32,
@@ -31,39 +31,41 @@ from tensorflux._src.ops import overloads as _overloads  # noqa: F401
 from tensorflux._src.ops.constant import (  # noqa: F401
     constant, placeholder, placeholder_with_default,
 )
-from tensorflux._src.ops.math_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.math.math_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.math.math_ops import lin_space, linspace, range  # noqa: F401
+from tensorflux._src.ops.math.complex_parts import *  # noqa: F401,F403
 # Op families export their public functions through __all__.
-from tensorflux._src.ops.array_ops import *  # noqa: F401,F403,E402
-from tensorflux._src.ops.control_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.control_flow_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.functional_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.random_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.state_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.gather_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.generator_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.linalg_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.reduce_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.slicing_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.sort_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.sequence_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.segment_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.array_ops import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.control.control_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.control.control_flow_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.control.functional_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.random.random_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.state.state_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.gather_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.generator_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.linalg.linalg_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.math.reduce_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.slicing_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.sort_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.sequence_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.math.segment_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.graph_keys import GraphKeys  # noqa: F401
 from tensorflux._src.train.variables import *  # noqa: F401,F403
 from tensorflux._src.train.variable_scope import *  # noqa: F401,F403
-from tensorflux._src.ops.init_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.decomposition_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.clip_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.debug_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.check_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.script_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.host_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.string_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.state.init_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.linalg.decomposition_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.math.clip_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.debug.debug_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.debug.check_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.control.script_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.array.host_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.strings.string_ops import *  # noqa: F401,F403
 from tensorflux._src.framework.sparse_tensor import *  # noqa: F401,F403
-from tensorflux._src.ops.parsing_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.strings.parsing_ops import *  # noqa: F401,F403
 from tensorflux._src.runtime.config import (  # noqa: F401
     ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions,
 )
-from tensorflux._src.runtime.default_session import get_default_session  # noqa: F401
+from tensorflux._src.framework.default_session import get_default_session  # noqa: F401
 from tensorflux._src.runtime.session import InteractiveSession, Session  # noqa: F401
 from tensorflux._src.queues.data_flow_ops import (  # noqa: F401
     FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue,
@@ -110,12 +112,12 @@ from tensorflux._src.ops.math.sparse_segments import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.math.special import (  # noqa: F401,E402
     betainc, igamma, igammac, lbeta, zeta,
 )
-from tensorflux._src.ops.nn_ops import log_sigmoid  # noqa: F401,E402
+from tensorflux._src.ops.nn.nn_ops import log_sigmoid  # noqa: F401,E402
 
 # Random numbers: tf.random, tf.distributions, tf.initializers.
 from tensorflux._src.framework.random_seed import get_seed  # noqa: F401,E402
-from tensorflux._src.ops.stateless_random_v2 import random_index_shuffle  # noqa: F401,E402
-from tensorflux._src.ops.table_init import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.random.stateless_random_v2 import random_index_shuffle  # noqa: F401,E402
+from tensorflux._src.ops.state.table_init import *  # noqa: F401,F403,E402
 from tensorflux import distributions, initializers, random  # noqa: F401,E402
 
 # Array ops: scatter variants, space/batch/depth moves, patches, sequence_mask, tf.manip.
@@ -148,8 +150,10 @@ from tensorflux._src.framework.tensor_shape import dimension_value  # noqa: E402
 from tensorflux._src.framework.type_spec import (  # noqa: E402,F401
     TensorSpec, TypeSpec, type_spec_from_value,
 )
-from tensorflux._src.io.protos import make_ndarray, make_tensor_proto  # noqa: E402,F401
-from tensorflux._src.ops.graph_utils import *  # noqa: E402,F401,F403
+from tensorflux._src.framework.tensor_util import (  # noqa: E402,F401
+    make_ndarray, make_tensor_proto,
+)
+from tensorflux._src.ops.control.graph_utils import *  # noqa: E402,F401,F403
 from tensorflux._src.runtime.session_ops import (  # noqa: E402,F401
     delete_session_tensor, get_session_handle, get_session_tensor,
 )
@@ -158,7 +162,7 @@ from tensorflux._src.train.variables import (  # noqa: E402,F401
     VariableAggregation, VariableSynchronization, variable_creator_scope,
 )
 
-from tensorflux._src.io.protos import (  # noqa: E402,F401
+from tensorflux._src.framework.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,
 )
 from tensorflux import (  # noqa: E402,F401

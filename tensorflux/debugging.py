@@ -1,11 +1,11 @@
 """`tf.debugging`: TF1.15's run-time checks, asserts and numerics checks."""
 
-from tensorflux._src.ops.check_ops import *  # noqa: F401,F403
-from tensorflux._src.ops.debug_ops import (  # noqa: F401
+from tensorflux._src.ops.debug.check_ops import *  # noqa: F401,F403
+from tensorflux._src.ops.debug.debug_ops import (  # noqa: F401
     Assert, check_numerics, verify_tensor_all_finite as assert_all_finite,
 )
-from tensorflux._src.ops.math_ops import is_finite, is_inf, is_nan  # noqa: F401
-from tensorflux._src.ops.check_shapes import assert_shapes  # noqa: F401,E402
+from tensorflux._src.ops.math.math_ops import is_finite, is_inf, is_nan  # noqa: F401
+from tensorflux._src.ops.debug.check_shapes import assert_shapes  # noqa: F401,E402
 from tensorflux._src.ops.math.counting import (  # noqa: F401,E402
     is_non_decreasing, is_strictly_increasing,
 )

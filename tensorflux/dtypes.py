@@ -5,8 +5,8 @@ import types as _types
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.dtypes import *  # noqa: F401,F403
 from tensorflux._src.framework.dtypes import DType, as_dtype  # noqa: F401
-from tensorflux._src.ops.math_ops import cast, complex, saturate_cast  # noqa: F401,A004
-from tensorflux._src.ops.string_ops import as_string  # noqa: F401
+from tensorflux._src.ops.math.math_ops import cast, complex, saturate_cast  # noqa: F401,A004
+from tensorflux._src.ops.strings.string_ops import as_string  # noqa: F401
 
 # `tf.dtypes.experimental`: the narrow float and integer types of later TF versions.
 experimental = _types.ModuleType("tensorflux.dtypes.experimental")

@@ -3,26 +3,26 @@
 Op records and implementations live in tensorflux/_src/ops/image_*.py.
 """
 
-from tensorflux._src.ops.image_codec import (  # noqa: F401
+from tensorflux._src.ops.image.image_codec import (  # noqa: F401
     decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png,
 )
-from tensorflux._src.ops.image_color import (  # noqa: F401
+from tensorflux._src.ops.image.image_color import (  # noqa: F401
     adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue, adjust_saturation,
     grayscale_to_rgb, hsv_to_rgb, random_brightness, random_contrast, random_hue,
     random_saturation, rgb_to_grayscale, rgb_to_hsv,
 )
-from tensorflux._src.ops.image_ops import (  # noqa: F401
+from tensorflux._src.ops.image.image_ops import (  # noqa: F401
     central_crop, convert_image_dtype, crop_to_bounding_box, flip_left_right, flip_up_down,
     pad_to_bounding_box, per_image_standardization, random_flip_left_right,
     random_flip_up_down, resize_image_with_crop_or_pad, rot90, total_variation,
     transpose_image,
 )
-from tensorflux._src.ops.image_nms import non_max_suppression  # noqa: F401
-from tensorflux._src.ops.image_resize import (  # noqa: F401
+from tensorflux._src.ops.image.image_nms import non_max_suppression  # noqa: F401
+from tensorflux._src.ops.image.image_resize import (  # noqa: F401
     ResizeMethod, resize_area, resize_bicubic, resize_bilinear, resize_image_with_pad,
     resize_images, resize_nearest_neighbor,
 )
-from tensorflux._src.ops.random_ops import random_crop  # noqa: F401
+from tensorflux._src.ops.random.random_ops import random_crop  # noqa: F401
 
 # TF1.15's other names for the same functions.
 resize = resize_images

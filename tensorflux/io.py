@@ -4,7 +4,7 @@ and `tf.io.gfile`."""
 from tensorflux._src.io.tfrecord import (  # noqa: F401
     TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator,
 )
-from tensorflux._src.ops.parsing_ops import (  # noqa: F401
+from tensorflux._src.ops.strings.parsing_ops import (  # noqa: F401
     FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, decode_raw, parse_example,
     parse_single_example, parse_tensor, serialize_tensor,
 )

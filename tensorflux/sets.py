@@ -1,6 +1,6 @@
 """`tf.sets`: set size, intersection, union and difference over the last dimension."""
 
-from tensorflux._src.ops.set_ops import (  # noqa: F401
+from tensorflux._src.ops.array.set_ops import (  # noqa: F401
     set_difference, set_intersection, set_size, set_union,
 )
 

@@ -1,6 +1,6 @@
 """`tf.summary`: TF1.15's summary ops, the event-file writer and the summary protos."""
 
-from tensorflux._src.io.protos import (  # noqa: F401
+from tensorflux._src.framework.protos import (  # noqa: F401
     Event, SessionLog, Summary, SummaryDescription, SummaryMetadata, TaggedRunMetadata,
 )
 from tensorflux._src.summary.summary_ops import (  # noqa: F401

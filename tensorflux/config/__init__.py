@@ -1,6 +1,6 @@
 """`tf.config`: devices, threading, soft placement and optimizer settings."""
 
-from tensorflux._src.framework.config import (  # noqa: F401
+from tensorflux._src.runtime.tf_config import (  # noqa: F401
     LogicalDevice, LogicalDeviceConfiguration, PhysicalDevice,
     experimental_connect_to_cluster, experimental_connect_to_host,
     experimental_functions_run_eagerly, experimental_run_functions_eagerly,

@@ -1,6 +1,6 @@
 """`tf.config.experimental`."""
 
-from tensorflux._src.framework.config import (  # noqa: F401
+from tensorflux._src.runtime.tf_config import (  # noqa: F401
     ClusterDeviceFilters, VirtualDeviceConfiguration, disable_mlir_bridge,
     enable_mlir_bridge, enable_tensor_float_32_execution, get_device_details,
     get_device_policy, get_memory_growth, get_memory_info, get_memory_usage,

@@ -1,6 +1,6 @@
 """`tf.config.optimizer`."""
 
-from tensorflux._src.framework.config import (  # noqa: F401
+from tensorflux._src.runtime.tf_config import (  # noqa: F401
     get_optimizer_experimental_options as get_experimental_options,
     get_optimizer_jit as get_jit,
     set_optimizer_experimental_options as set_experimental_options,

@@ -1,6 +1,6 @@
 """`tf.config.threading`."""
 
-from tensorflux._src.framework.config import (  # noqa: F401
+from tensorflux._src.runtime.tf_config import (  # noqa: F401
     get_inter_op_parallelism_threads, get_intra_op_parallelism_threads,
     set_inter_op_parallelism_threads, set_intra_op_parallelism_threads,
 )

@@ -15,7 +15,10 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops, clip_ops, init_ops, math_ops, random_ops
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import clip_ops, math_ops
+from tensorflux._src.ops.state import init_ops
+from tensorflux._src.ops.random import random_ops
 from tensorflux._src.train import optimizers as _opt
 from tensorflux._src.train import variable_scope as vs
 from tensorflux._src.train.optimizer import Optimizer, get_global_step

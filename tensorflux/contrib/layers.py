@@ -34,10 +34,12 @@ from tensorflux._src.layers.base import constant_value, smart_cond
 from tensorflux._src.layers.regularizers import (  # noqa: F401 (contrib's own semantics)
     apply_regularization, l1_l2_regularizer, l1_regularizer, l2_regularizer, sum_regularizer,
 )
-from tensorflux._src.ops import (
-    array_ops, conv_ops, gather_ops, init_ops, linalg_ops, math_ops, nn_embedding_ops,
-    nn_norm_ops, nn_ops, pool_ops, random_ops, state_ops,
-)
+from tensorflux._src.ops.array import array_ops, gather_ops
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.nn import conv_ops, nn_embedding_ops, nn_norm_ops, nn_ops, pool_ops
+from tensorflux._src.ops.linalg import linalg_ops
+from tensorflux._src.ops.state import init_ops, state_ops
+from tensorflux._src.ops.random import random_ops
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.train import variable_scope as vs
 from tensorflux.contrib._optimizers import (  # noqa: F401

@@ -1,9 +1,9 @@
 """`tf.contrib.rnn`: the RNN cells and static drivers under their contrib names."""
 
-from tensorflux._src.ops.rnn import (  # noqa: F401
+from tensorflux._src.ops.nn.rnn import (  # noqa: F401
     static_bidirectional_rnn, static_rnn,
 )
-from tensorflux._src.ops.rnn_cell_impl import (  # noqa: F401
+from tensorflux._src.ops.nn.rnn_cell_impl import (  # noqa: F401
     BasicLSTMCell, BasicRNNCell, DeviceWrapper, DropoutWrapper, GRUCell, LSTMCell,
     LSTMStateTuple, MultiRNNCell, ResidualWrapper, RNNCell,
 )

@@ -4,13 +4,13 @@ Aliases are the same objects as their top-level names (`tf.linalg.inv is
 tf.matrix_inverse`, `tf.linalg.matmul is tf.matmul`, ...).
 """
 
-from tensorflux._src.ops.array_ops import diag as tensor_diag  # noqa: F401
-from tensorflux._src.ops.array_ops import diag_part as tensor_diag_part  # noqa: F401
-from tensorflux._src.ops.array_ops import matrix_transpose  # noqa: F401
-from tensorflux._src.ops.array_ops import matrix_transpose as transpose  # noqa: F401
-from tensorflux._src.ops.clip_ops import global_norm  # noqa: F401
-from tensorflux._src.ops.decomposition_ops import qr  # noqa: F401
-from tensorflux._src.ops.generator_ops import eye  # noqa: F401
+from tensorflux._src.ops.array.array_ops import diag as tensor_diag  # noqa: F401
+from tensorflux._src.ops.array.array_ops import diag_part as tensor_diag_part  # noqa: F401
+from tensorflux._src.ops.array.array_ops import matrix_transpose  # noqa: F401
+from tensorflux._src.ops.array.array_ops import matrix_transpose as transpose  # noqa: F401
+from tensorflux._src.ops.math.clip_ops import global_norm  # noqa: F401
+from tensorflux._src.ops.linalg.decomposition_ops import qr  # noqa: F401
+from tensorflux._src.ops.linalg.linalg_ops import eye  # noqa: F401
 from tensorflux._src.ops.linalg.diag_ops import matrix_band_part as band_part  # noqa: F401
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag as diag  # noqa: F401
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag_part as diag_part  # noqa: F401
@@ -49,6 +49,6 @@ from tensorflux._src.ops.linalg.linear_operator import (  # noqa: F401
     LinearOperatorLowRankUpdate, LinearOperatorPermutation, LinearOperatorScaledIdentity,
     LinearOperatorToeplitz, LinearOperatorTridiag, LinearOperatorZeros,
 )
-from tensorflux._src.ops.linalg_ops import einsum, matmul, tensordot  # noqa: F401
-from tensorflux._src.ops.nn_norm_ops import l2_normalize  # noqa: F401
+from tensorflux._src.ops.linalg.linalg_ops import einsum, matmul, tensordot  # noqa: F401
+from tensorflux._src.ops.nn.nn_norm_ops import l2_normalize  # noqa: F401
 from tensorflux.linalg import experimental  # noqa: F401

@@ -6,7 +6,8 @@ import pytest
 from tensorboard.compat.proto import event_pb2, graph_pb2, summary_pb2, tensor_pb2
 from tensorboard.util import tensor_util
 
-from tensorflux._src.io import protos, protowire
+from tensorflux._src.framework import protos, protowire
+from tensorflux._src.framework import tensor_util as ours_util
 
 
 @pytest.mark.parametrize("value, encoded", [
@@ -38,7 +39,7 @@ def _summary_pair():
             encoded_audio_string=b"RIFF", content_type="audio/wav")),
         protos.Summary.Value(tag="t", metadata=protos.SummaryMetadata(
             plugin_data=protos.SummaryMetadata.PluginData(plugin_name="text")),
-            tensor=protos.make_tensor_proto(["a", "bc"])),
+            tensor=ours_util.make_tensor_proto(["a", "bc"])),
     ])
     theirs = summary_pb2.Summary()
     theirs.value.add(tag="zero", simple_value=0.0)
@@ -78,22 +79,22 @@ def test_event_bytes_match_protobuf():
 def test_tensor_proto_round_trips_through_tensorboard():
     for array in (np.arange(6, dtype=np.float32).reshape(2, 3), np.array([-1, 7], np.int64),
                   np.array(True), np.array([[b"x", b"yz"]], dtype=object)):
-        proto = protos.make_tensor_proto(array)
+        proto = ours_util.make_tensor_proto(array)
         theirs = tensor_pb2.TensorProto.FromString(proto.SerializeToString())
         np.testing.assert_array_equal(tensor_util.make_ndarray(theirs), array)
-        np.testing.assert_array_equal(protos.make_ndarray(proto), array)
+        np.testing.assert_array_equal(ours_util.make_ndarray(proto), array)
     # Values TF stores in the typed fields (not tensor_content) read back too.
     theirs = tensor_util.make_tensor_proto([1.5, 2.5], dtype="float64")
     theirs.ClearField("tensor_content")
     theirs.double_val.extend([1.5, 2.5])
     ours = protos.TensorProto.FromString(theirs.SerializeToString())
-    np.testing.assert_array_equal(protos.make_ndarray(ours), [1.5, 2.5])
+    np.testing.assert_array_equal(ours_util.make_ndarray(ours), [1.5, 2.5])
 
 
 def test_graph_def_with_map_attrs_parses_in_protobuf():
     node = protos.NodeDef(name="a", op="Const", input=["x", "y:1", "^z"], device="/cpu:0")
     node.attr["dtype"].type = 1
-    node.attr["value"].tensor.CopyFrom(protos.make_tensor_proto(np.float32(2.0)))
+    node.attr["value"].tensor.CopyFrom(ours_util.make_tensor_proto(np.float32(2.0)))
     node.attr["shapes"] = protos.AttrValue(list=protos.AttrValue.ListValue(
         shape=[protos.shape_proto([2, None])]))
     graph = protos.GraphDef(node=[node])

@@ -8,7 +8,7 @@ in test_array_errors.py.
 import numpy as np
 
 import tensorflux as tf
-from tensorflux._src.ops.segment_ops import unsorted_segment_sum
+from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tests.ops.harness import Case, uniform
 
 

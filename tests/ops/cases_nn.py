@@ -76,7 +76,7 @@ CASES = [
 # -- activations, losses and normalization (nn_ops.py, nn_norm_ops.py, ...) ----------------------
 import scipy.special  # noqa: E402
 
-from tensorflux._src.ops.nn_ops import log_sigmoid  # noqa: E402  (tf.log_sigmoid in TF1)
+from tensorflux._src.ops.nn.nn_ops import log_sigmoid  # noqa: E402  (tf.log_sigmoid in TF1)
 from tensorflux._src.ops.op_builder import apply_op  # noqa: E402
 
 SELU_SCALE, SELU_ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717

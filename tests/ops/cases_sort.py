@@ -3,7 +3,7 @@
 import numpy as np
 
 import tensorflux as tf
-from tensorflux._src.ops.sort_ops import top_k
+from tensorflux._src.ops.array.sort_ops import top_k
 from tests.ops.harness import Case, uniform
 
 # Small integers make many ties, which checks that the order is stable. The gradient

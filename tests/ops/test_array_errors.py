@@ -5,7 +5,7 @@ import pytest
 
 import tensorflux as tf
 from tests.helpers import run
-from tensorflux._src.ops.sort_ops import top_k
+from tensorflux._src.ops.array.sort_ops import top_k
 
 
 # -- naming -----------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ import pytest
 import tensorflux as tf
 from tests.helpers import run
 from tests.ops.harness import numeric_gradient
-from tensorflux._src.ops.segment_ops import unsorted_segment_sum
-from tensorflux._src.ops.sort_ops import top_k
+from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
+from tensorflux._src.ops.array.sort_ops import top_k
 
 
 def numeric_grad(f, x, eps=1e-6):

@@ -259,7 +259,7 @@ def test_attr_errors():
 
 
 def apply_op_checked(op_type, **kwargs):
-    from tensorflux._src.ops.window_utils import apply_checked
+    from tensorflux._src.ops.nn.window_utils import apply_checked
     return apply_checked(op_type, **kwargs)
 
 

@@ -404,7 +404,7 @@ def test_experimental_dropouts():
 
 
 def test_stateless_dropout_depends_only_on_the_seed():
-    pytest.importorskip("tensorflux._src.ops.stateless_random_ops",
+    pytest.importorskip("tensorflux._src.ops.random.stateless_random_ops",
                         reason="tf.random's stateless ops come with the random family")
     x = np.ones((50, 40), np.float32)
     d1 = tf.nn.experimental.stateless_dropout(x, 0.3, seed=[1, 2])

@@ -118,7 +118,7 @@ def test_multinomial_frequencies_dtypes_and_categorical():
     assert not (v[1] == 1).any()  # probability 0 (-inf logit) is never drawn
     m = tf.multinomial(logits, 4, output_dtype=tf.int32, name="m")
     assert m.dtype == tf.int32 and m.shape.as_list() == [2, 4] and m.op.name == "m/Multinomial"
-    from tensorflux._src.ops.random_ops import categorical
+    from tensorflux._src.ops.random.random_ops import categorical
     c = categorical(tf.placeholder(tf.float64, [None, 5]), 3, dtype=tf.int32)
     assert c.dtype == tf.int32 and c.shape.as_list() == [None, 3]
     with pytest.raises(ValueError, match="Shape must be rank 2 but is rank 1"):

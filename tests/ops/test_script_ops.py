@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
-from tensorflux._src.ops import script_ops
+from tensorflux._src.ops.control import script_ops
 
 
 def _error(fetches, feeds=None):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
-from tensorflux._src.framework import config as config_impl
+from tensorflux._src.runtime import tf_config as config_impl
 from tensorflux._src.runtime import config as runtime_config
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 import tensorflux as tf
-from tensorflux._src.ops.host_ops import where_indices
+from tensorflux._src.ops.array.host_ops import where_indices
 
 
 def test_where_indices_then_more_math_on_the_host():

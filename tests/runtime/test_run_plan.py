@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
-from tensorflux._src.ops.host_ops import where_indices
+from tensorflux._src.ops.array.host_ops import where_indices
 
 
 def test_run_metadata_lists_each_step_and_where_it_ran():

@@ -77,7 +77,7 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
     Each row is one more `tf.gradients` of an element of the first gradient, so x must
     have a static number of elements (the rows are built in the graph, not looped).
     """
-    from tensorflux._src.ops import array_ops, generator_ops
+    from tensorflux._src.ops.array import array_ops, generator_ops
     xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
     result = []
     with _graph.name_scope(name, "hessians", []):

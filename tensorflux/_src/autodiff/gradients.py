@@ -16,9 +16,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import OpDef, lookup, register
-from tensorflux._src.ops.shape_fns import unchanged
+from tensorflux._src.ops.array.array_ops import stop_gradient  # noqa: F401 - tf.stop_gradient
+from tensorflux._src.ops.array.generator_ops import zeros_like
+from tensorflux._src.ops.registry import lookup
 
 __all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient",
            "stop_gradient", "AggregationMethod"]
@@ -124,7 +124,7 @@ def _between_ops(ys, xs, stop_ops):
 
 
 def _aggregate(grads, name):
-    from tensorflux._src.ops.math_ops import add_n
+    from tensorflux._src.ops.math.math_ops import add_n
     grads = [g for g in grads if g is not None]
     if not grads:
         return None
@@ -159,7 +159,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                                     f"{y.dtype.name})" if y.dtype.is_complex else
                                     f"Cannot compute gradient of non-floating point tensor "
                                     f"{y.name} ({y.dtype.name}): pass grad_ys.")
-                from tensorflux._src.ops.generator_ops import ones_like
+                from tensorflux._src.ops.array.generator_ops import ones_like
                 gy = ones_like(y, name=f"grad_ys_{i}")
             else:
                 gy = convert_to_tensor(gy, dtype=y.dtype.base_dtype, name=f"grad_ys_{i}")
@@ -199,7 +199,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
 def _unconnected(x, unconnected_gradients):
     if unconnected_gradients is UnconnectedGradients.NONE:
         return None
-    from tensorflux._src.ops.generator_ops import zeros_like
+    from tensorflux._src.ops.array.generator_ops import zeros_like
     return zeros_like(x, dtype=x.dtype.base_dtype)
 
 
@@ -215,7 +215,6 @@ def _colocated_with(op, colocate):
 
 
 def _zeros_for(tensor):
-    from tensorflux._src.ops.generator_ops import zeros_like
     return zeros_like(tensor) if _is_backpropagatable(tensor) else None
 
 
@@ -225,13 +224,3 @@ def _as_ref_tensor(x):
     if hasattr(x, "_ref"):
         return x._ref()  # Variables: differentiate with respect to the variable itself
     return convert_to_tensor(x)
-
-
-def stop_gradient(input, name=None):  # noqa: A002 - TF's argument name
-    """Identity in the forward pass; blocks gradients in the backward pass."""
-    return apply_op("StopGradient", name=name, input=input)
-
-
-register(OpDef("StopGradient", inputs=("input: T",), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL}, shape=unchanged, lower=lambda input: input,
-               not_differentiable=True))

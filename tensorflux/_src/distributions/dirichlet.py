@@ -9,10 +9,13 @@ from tensorflux._src.distributions import util
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops, check_ops, math_ops, random_ops, reduce_ops
-from tensorflux._src.ops import generator_ops as gen
-from tensorflux._src.ops.gather_ops import one_hot
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.random import random_ops
+from tensorflux._src.ops.debug import check_ops
+from tensorflux._src.ops.array import generator_ops as gen
+from tensorflux._src.ops.array.gather_ops import one_hot
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.linalg.diag_ops import matrix_set_diag
 from tensorflux._src.ops.math.special import lbeta
 

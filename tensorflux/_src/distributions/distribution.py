@@ -14,7 +14,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, as_shape
-from tensorflux._src.ops import array_ops, math_ops, reduce_ops
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = ["Distribution", "ReparameterizationType", "FULLY_REPARAMETERIZED",

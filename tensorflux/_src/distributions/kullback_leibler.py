@@ -6,8 +6,9 @@ from __future__ import annotations
 import inspect
 
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.ops import array_ops, math_ops, reduce_ops
-from tensorflux._src.ops.debug_ops import Assert
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.debug.debug_ops import Assert
 
 __all__ = ["RegisterKL", "kl_divergence"]
 

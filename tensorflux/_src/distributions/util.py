@@ -11,7 +11,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import array_ops, check_ops, math_ops, reduce_ops
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops.array.shapes import broadcast_static_shape
 
 with_dependencies = check_ops._with_dependencies  # TF's control_flow_ops.with_dependencies
@@ -46,7 +48,7 @@ def maybe_assert(validate_args, assertions, x):
 def get_logits_and_probs(logits=None, probs=None, multidimensional=False,
                          validate_args=False, name="get_logits_and_probs", dtype=None):
     """(logits, probs) from exactly one of them, as TF's distribution_util."""
-    from tensorflux._src.ops import nn_ops
+    from tensorflux._src.ops.nn import nn_ops
     with _graph.name_scope(name, values=[probs, logits]):
         if (probs is None) == (logits is None):
             raise ValueError("Must pass probs or logits, but not both.")
@@ -123,7 +125,7 @@ def log_combinations(n, counts, name="log_combinations"):
 
 def where(condition, x, y):
     """Elements of x where condition holds, else of y; all three broadcast."""
-    from tensorflux._src.ops.gather_ops import where_v2
+    from tensorflux._src.ops.array.gather_ops import where_v2
     return where_v2(condition, x, y)
 
 

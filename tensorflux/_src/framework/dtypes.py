@@ -12,6 +12,7 @@ import builtins
 import ml_dtypes
 import numpy as np
 
+from tensorflux._src.framework.protos import SerializedDType
 from tensorflux._src.framework.trace_type import SelfDescribingType
 
 _REF_OFFSET = 100
@@ -139,7 +140,6 @@ class DType(SelfDescribingType):
 
     @classmethod
     def experimental_type_proto(cls):
-        from tensorflux._src.io.protos import SerializedDType
         return SerializedDType
 
     @classmethod
@@ -147,7 +147,6 @@ class DType(SelfDescribingType):
         return as_dtype(proto.datatype)
 
     def experimental_as_proto(self):
-        from tensorflux._src.io.protos import SerializedDType
         return SerializedDType(datatype=self._enum)
 
     # -- python protocol --------------------------------------------------------

@@ -7,8 +7,10 @@ import re
 import threading
 
 from tensorflux._src.framework import device as pydev
+from tensorflux._src.framework import versions
 from tensorflux._src.framework.dtypes import as_dtype as _as_dtype
-from tensorflux._src.framework.operation import VALID_OP_NAME, Operation, Tensor
+from tensorflux._src.framework.operation import Operation, Tensor, VALID_OP_NAME
+from tensorflux._src.framework.protos import VersionDef
 
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
 
@@ -99,8 +101,6 @@ class Graph:
     @property
     def graph_def_versions(self):
         """The GraphDef versions this graph is written with (TF's VersionDef)."""
-        from tensorflux._src.framework import versions
-        from tensorflux._src.io.protos import VersionDef  # formats sit above
         return VersionDef(producer=versions.GRAPH_DEF_VERSION,
                           min_consumer=versions.GRAPH_DEF_VERSION_MIN_CONSUMER)
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 
 from tensorflux._src.framework import tensor_shape
+from tensorflux._src.framework.default_session import (eval_using_default_session,
+                                                       run_using_default_session)
+from tensorflux._src.framework.device import canonical_name
 from tensorflux._src.framework.dtypes import DType
 
 VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
@@ -79,7 +82,6 @@ class Operation:
         return self._device
 
     def _set_device(self, device):
-        from tensorflux._src.framework.device import canonical_name
         self._device = canonical_name(device) if device else ""
 
     def _add_control_input(self, op):
@@ -118,7 +120,6 @@ class Operation:
     # -- running ------------------------------------------------------------------
     def run(self, feed_dict=None, session=None):
         """Runs this op in `session` (or the default session)."""
-        from tensorflux._src.runtime.default_session import run_using_default_session
         run_using_default_session(self, feed_dict, self._graph, session)
 
     def __repr__(self):
@@ -261,7 +262,6 @@ class Tensor:
 
     def eval(self, feed_dict=None, session=None):
         """Evaluates this tensor in `session` (or the default session)."""
-        from tensorflux._src.runtime.default_session import eval_using_default_session
         return eval_using_default_session(self, feed_dict, self.graph, session)
 
     def _as_node_def_input(self):

@@ -12,6 +12,7 @@ import collections
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.default_session import eval_using_default_session
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 
 __all__ = ["SparseTensor", "SparseTensorValue", "convert_to_tensor_or_sparse_tensor"]
@@ -81,7 +82,6 @@ class SparseTensor:
 
     def eval(self, feed_dict=None, session=None):
         """Evaluates the three tensors in `session` (or the default session)."""
-        from tensorflux._src.runtime.default_session import eval_using_default_session
         return eval_using_default_session(self, feed_dict, self.graph, session)
 
     def __str__(self):

@@ -180,14 +180,3 @@ def convert_n_to_tensor(values, dtype=None, name=None, preferred_dtype=None):
 
 def _contains_tensor(value) -> bool:
     return any(isinstance(v, Tensor) or hasattr(v, "_as_graph_element") for v in _leaves(value))
-
-
-def _autopack(value, dtype=None, name=None, as_ref=False):
-    """Lists and tuples that hold Tensors become a Pack op, as in TF."""
-    if not _contains_tensor(value):
-        return NotImplemented
-    from tensorflux._src.ops.array_ops import _autopacking_helper
-    return _autopacking_helper(value, dtype, name or "packed")
-
-
-register_tensor_conversion_function((list, tuple), _autopack, priority=99)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorflux._src.framework.protos import TensorShapeProto
 from tensorflux._src.framework.trace_type import SelfDescribingType
 
 
@@ -291,7 +292,6 @@ class TensorShape(SelfDescribingType):
     # -- TensorShapeProto ---------------------------------------------------------
     def as_proto(self):
         """This shape as TF's TensorShapeProto (-1 for an unknown dimension)."""
-        from tensorflux._src.io.protos import TensorShapeProto  # formats sit above
         if self._dims is None:
             return TensorShapeProto(unknown_rank=True)
         return TensorShapeProto(dim=[TensorShapeProto.Dim(size=-1 if d.value is None
@@ -300,7 +300,6 @@ class TensorShape(SelfDescribingType):
 
     @classmethod
     def experimental_type_proto(cls):
-        from tensorflux._src.io.protos import TensorShapeProto
         return TensorShapeProto
 
     @classmethod

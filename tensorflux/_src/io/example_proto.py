@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorflux._src.io.protowire import (
+from tensorflux._src.framework.protowire import (
     I32, LEN, VARINT, DecodeError, Field, Message, decode_varint, iter_fields,
 )
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import tensor_shape
-from tensorflux._src.io import protos
+from tensorflux._src.framework import protos, tensor_util
 
 
 def graph_def(graph, add_shapes: bool = True) -> protos.GraphDef:
@@ -47,7 +47,7 @@ def attr_value(value):
     if scalar is not None:
         return protos.AttrValue(**scalar)
     if isinstance(value, np.ndarray):
-        return protos.AttrValue(tensor=protos.make_tensor_proto(value))
+        return protos.AttrValue(tensor=tensor_util.make_tensor_proto(value))
     if isinstance(value, (list, tuple)):
         return _list_attr(value)
     return None

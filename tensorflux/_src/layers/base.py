@@ -105,7 +105,7 @@ def smart_cond(pred, true_fn, false_fn):
     value = constant_value(pred)
     if value is not None:
         return true_fn() if value else false_fn()
-    from tensorflux._src.ops.control_flow_ops import cond
+    from tensorflux._src.ops.control.control_flow_ops import cond
     pred = convert_to_tensor(pred)
     if pred.dtype.base_dtype != _dtypes.bool:
         raise TypeError(f"`training` must be a Python bool or a bool tensor; got a tensor of "
@@ -408,7 +408,8 @@ class Layer(KerasLayerSurface):
         return self.__call__(inputs, *args, **kwargs)
 
     def _handle_activity_regularization(self, inputs, outputs):
-        from tensorflux._src.ops import array_ops, math_ops
+        from tensorflux._src.ops.array import array_ops
+        from tensorflux._src.ops.math import math_ops
         flat = outputs if isinstance(outputs, (list, tuple)) else [outputs]
         with _graph.name_scope("ActivityRegularizer"):
             for output in flat:

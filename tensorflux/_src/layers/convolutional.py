@@ -10,7 +10,8 @@ from __future__ import annotations
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.layers import utils
 from tensorflux._src.layers.base import InputSpec, Layer, to_snake_case
-from tensorflux._src.ops import array_ops, init_ops
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.state import init_ops
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose",
            "SeparableConv1D", "SeparableConv2D", "conv1d", "conv2d", "conv3d",

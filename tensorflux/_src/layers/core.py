@@ -8,7 +8,10 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.layers import utils
 from tensorflux._src.layers.base import InputSpec, Layer, smart_cond
-from tensorflux._src.ops import array_ops, init_ops, linalg_ops, math_ops
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.linalg import linalg_ops
+from tensorflux._src.ops.state import init_ops
 
 __all__ = ["Dense", "dense", "Dropout", "dropout", "Flatten", "flatten"]
 

@@ -72,7 +72,7 @@ def _shape_tuple(tensor):
 
 
 def _session(layer, what):
-    from tensorflux._src.runtime.default_session import get_default_session
+    from tensorflux._src.framework.default_session import get_default_session
     session = get_default_session()
     if session is None:
         raise ValueError(f"Cannot {what} layer {layer.name}: there is no default Session, "

@@ -17,13 +17,14 @@ result is cast back to the losses' dtype; the result is added to `loss_collectio
 
 from __future__ import annotations
 
-from tensorflux._src.autodiff.gradients import stop_gradient
+from tensorflux._src.ops.array.array_ops import stop_gradient
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.layers import weights_util
-from tensorflux._src.ops import array_ops, gather_ops, generator_ops, math_ops, reduce_ops
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.constant import constant
 
 __all__ = ["Reduction", "compute_weighted_loss", "absolute_difference", "cosine_distance",

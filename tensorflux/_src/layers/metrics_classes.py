@@ -17,8 +17,10 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.layers import weights_util
 from tensorflux._src.layers.metrics_impl import _add_update, _aggregate, metric_variable
-from tensorflux._src.ops import (array_ops, gather_ops, generator_ops, linalg_ops, math_ops,
-                                 reduce_ops, sort_ops, state_ops)
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops, sort_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.linalg import linalg_ops
+from tensorflux._src.ops.state import state_ops
 from tensorflux._src.train.variable_scope import variable_scope
 
 __all__ = ["mean_iou", "recall_at_k", "precision_at_k", "recall_at_top_k",

@@ -16,8 +16,9 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.layers import weights_util
-from tensorflux._src.ops import (array_ops, gather_ops, generator_ops, math_ops, reduce_ops,
-                                 state_ops)
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.state import state_ops
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.train.variable_scope import variable_scope
 from tensorflux._src.train.variables import Variable

@@ -21,7 +21,9 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.layers.base import InputSpec, Layer, constant_value, smart_cond
-from tensorflux._src.ops import array_ops, init_ops, math_ops, state_ops
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.state import init_ops, state_ops
 from tensorflux._src.ops.constant import constant
 
 __all__ = ["BatchNormalization", "batch_normalization"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.layers import utils
 from tensorflux._src.layers.base import InputSpec, Layer
-from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.array import array_ops
 
 __all__ = ["MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D",
            "AveragePooling2D", "AveragePooling3D", "max_pooling1d", "max_pooling2d",

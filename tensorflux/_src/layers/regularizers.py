@@ -14,7 +14,7 @@ import numbers
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import math_ops, reduce_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.constant import constant
 
 __all__ = ["l1_regularizer", "l2_regularizer", "l1_l2_regularizer", "sum_regularizer",

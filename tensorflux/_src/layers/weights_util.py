@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops, generator_ops, math_ops
+from tensorflux._src.ops.array import array_ops, generator_ops
+from tensorflux._src.ops.math import math_ops
 
 _PREFIX = "weights can not be broadcast to values."
 

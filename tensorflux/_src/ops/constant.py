@@ -6,7 +6,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.tensor_conversion import make_ndarray
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 register(OpDef(
     "Const",

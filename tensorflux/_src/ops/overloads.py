@@ -9,7 +9,9 @@ from __future__ import annotations
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import math_ops
+from tensorflux._src.ops.array.slicing_ops import slice_helper
+from tensorflux._src.ops.linalg.linalg_ops import matmul
+from tensorflux._src.ops.math import math_ops
 
 
 def _binary(fn, op_name):
@@ -28,7 +30,6 @@ def _binary(fn, op_name):
 
 
 def _matmul(x, y, name=None):
-    from tensorflux._src.ops.linalg_ops import matmul
     return matmul(x, y, name=name)
 
 
@@ -62,7 +63,6 @@ Tensor.__invert__ = lambda x: math_ops.logical_not(x)
 
 
 def _getitem(tensor, slice_spec):
-    from tensorflux._src.ops.slicing_ops import slice_helper
     return slice_helper(tensor, slice_spec)
 
 

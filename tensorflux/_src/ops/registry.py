@@ -74,7 +74,9 @@ class OpDef:
     lower:    (*input_values, **attrs) -> value(s), with jax.numpy/jax.lax. Inputs arrive
               as numpy arrays when statically known, so shape-like inputs stay static.
               Only attrs named in its signature are passed.
-    grad:     (op, *output_grads) -> list of input grads (graph Tensors or None).
+    grad:     (op, *output_grads) -> list of input grads (graph Tensors or None). Set
+              here when the function needs nothing above the record's module; else the
+              family's grads module attaches it with `register_gradient`.
     stateful: never folded, merged (CSE) or cached.
 
     Variables (see runtime rules in docs/architecture.md):
@@ -88,7 +90,7 @@ class OpDef:
     random:   `lower(key, *inputs)` gets a fresh JAX PRNG key each run, derived from the
               op's (seed, seed2) attrs and how many times the Session ran it.
     functional: a control-flow construct (If, While, Scan) whose bodies are recorded in
-              its attrs (ops/bodies.py). `lower(op, values, ref_values, key)` returns
+              its attrs (ops/control/bodies.py). `lower(op, values, ref_values, key)` returns
               (outputs, new values of the refs it writes); see compiler/functional.py.
     host:     a NumPy kernel `(*inputs, **attrs) -> value(s)` for ops XLA cannot compile
               (data-dependent output shapes, strings). It runs on the host after the
@@ -176,6 +178,30 @@ def register(op_def: OpDef) -> OpDef:
         raise KeyError(f"Op type {op_def.name!r} is registered twice")
     _REGISTRY[op_def.name] = op_def
     return op_def
+
+
+def register_gradient(*op_types: str):
+    """Decorator: sets the `grad` of already registered records (TF's
+    `@ops.RegisterGradient("Add")` in math_grad.py).
+
+    For gradients built from wrappers that sit above the records' own module: a family's
+    grads module imports those wrappers and attaches the functions here, so the record
+    stays the one place that holds the op's gradient. `ops/all_grads.py` imports every
+    grads module. A record that already has a gradient (or none by declaration) is an
+    error, so one op cannot end up with two.
+    """
+
+    def attach(fn):
+        for op_type in op_types:
+            op_def = lookup(op_type)
+            if op_def.grad is not None or op_def.not_differentiable:
+                raise KeyError(f"Op type {op_type!r} already has a gradient "
+                               f"({op_def.grad!r}, not_differentiable="
+                               f"{op_def.not_differentiable})")
+            object.__setattr__(op_def, "grad", fn)  # records are frozen for everyone else
+        return fn
+
+    return attach
 
 
 def lookup(op_type: str) -> OpDef:

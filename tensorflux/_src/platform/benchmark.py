@@ -101,7 +101,7 @@ class Benchmark(metaclass=_BenchmarkRegistrar):
 
     def evaluate(self, tensors):
         """The values of `tensors` in the default session."""
-        from tensorflux._src.runtime import default_session
+        from tensorflux._src.framework import default_session
         return default_session.get_default_session().run(tensors)
 
 

@@ -13,9 +13,10 @@ import numpy as np
 
 from tensorflux._src.autodiff.gradients import gradients
 from tensorflux._src.framework import dtypes
-from tensorflux._src.ops import array_ops, math_ops
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.constant import constant
-from tensorflux._src.runtime import default_session
+from tensorflux._src.framework import default_session
 
 __all__ = ["compute_gradient", "compute_gradient_error"]
 

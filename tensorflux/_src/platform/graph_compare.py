@@ -4,7 +4,7 @@ and attrs."""
 
 from __future__ import annotations
 
-from tensorflux._src.io.protos import GraphDef
+from tensorflux._src.framework.protos import GraphDef
 
 __all__ = ["assert_equal_graph_def"]
 

@@ -27,7 +27,7 @@ from tensorflux._src.framework import graph as ops
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.platform import googletest
 from tensorflux._src.platform import tf_logging as logging
-from tensorflux._src.runtime import default_session
+from tensorflux._src.framework import default_session
 from tensorflux._src.runtime.config import default_config
 from tensorflux._src.runtime.session import Session
 

@@ -42,7 +42,8 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         return tensor
     if num_epochs <= 0:
         raise ValueError(f"num_epochs must be > 0 not {num_epochs}.")
-    from tensorflux._src.ops import array_ops, state_ops
+    from tensorflux._src.ops.array import array_ops
+    from tensorflux._src.ops.state import state_ops
     from tensorflux._src.ops.constant import constant
     from tensorflux._src.train.variables import Variable
     with _graph.name_scope(name or "limit_epochs") as scope:
@@ -58,7 +59,7 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
                    seed=None, capacity=32, shared_name=None, summary_name=None, name=None,
                    cancel_op=None):
     """A FIFOQueue of the rows of `input_tensor` (shuffled each epoch if `shuffle`)."""
-    from tensorflux._src.ops import random_ops
+    from tensorflux._src.ops.random import random_ops
     with _graph.name_scope(name or "input_producer") as scope:
         input_tensor = convert_to_tensor(input_tensor, name="input_tensor")
         element_shape = input_tensor.shape[1:].merge_with(
@@ -76,7 +77,7 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
         enq = q.enqueue_many([input_tensor])
         add_queue_runner(QueueRunner(q, [enq], cancel_op=cancel_op))
         if summary_name is not None:
-            from tensorflux._src.ops import math_ops
+            from tensorflux._src.ops.math import math_ops
             _summary_scalar(summary_name,
                             math_ops.cast(q.size(), _dtypes.float32) * (1.0 / capacity))
         return q
@@ -85,7 +86,9 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None,
                           capacity=32, shared_name=None, name=None, cancel_op=None):
     """A queue of filenames (or any strings) for a reader, `num_epochs` times over."""
-    from tensorflux._src.ops import array_ops, debug_ops, math_ops
+    from tensorflux._src.ops.array import array_ops
+    from tensorflux._src.ops.math import math_ops
+    from tensorflux._src.ops.debug import debug_ops
     not_null_err = "string_input_producer requires a non-null input tensor"
     if not isinstance(string_tensor, Tensor) and not len(string_tensor):
         raise ValueError(not_null_err)
@@ -102,9 +105,9 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32,
                          shared_name=None, name=None):
     """A queue of the integers 0 .. limit-1, `num_epochs` times over."""
-    from tensorflux._src.ops import generator_ops
+    from tensorflux._src.ops.math import math_ops
     with _graph.name_scope(name or "input_producer") as scope:
-        range_tensor = generator_ops.range(limit)
+        range_tensor = math_ops.range(limit)
         return input_producer(range_tensor, [], num_epochs, shuffle, seed, capacity,
                               shared_name, f"fraction_of_{capacity}_full", scope)
 
@@ -112,7 +115,7 @@ def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capaci
 def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
                          capacity=32, shared_name=None, name=None):
     """One row (slice along dimension 0) of each tensor per dequeue, rows in step."""
-    from tensorflux._src.ops import array_ops, gather_ops
+    from tensorflux._src.ops.array import array_ops, gather_ops
     with _graph.name_scope(name or "input_producer"):
         tensor_list = [convert_to_tensor(t) for t in tensor_list]
         if not tensor_list:
@@ -240,7 +243,7 @@ def _fifo_batch(tensors_list, join, batch_size, num_threads, capacity, enqueue_m
         queue = _queue(dynamic_pad, capacity, types, shapes, shared_name)
         enqueue = _enqueue_ops(queue, lists, enqueue_many, None if join else num_threads)
         add_queue_runner(QueueRunner(queue, enqueue))
-        from tensorflux._src.ops import math_ops
+        from tensorflux._src.ops.math import math_ops
         _summary_scalar(f"fraction_of_{capacity}_full",
                         math_ops.cast(queue.size(), _dtypes.float32) * (1.0 / capacity))
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
@@ -264,7 +267,7 @@ def _shuffle_batch(tensors_list, join, batch_size, capacity, min_after_dequeue, 
                                    shared_name=shared_name)
         enqueue = _enqueue_ops(queue, lists, enqueue_many, None if join else num_threads)
         add_queue_runner(QueueRunner(queue, enqueue))
-        from tensorflux._src.ops import math_ops
+        from tensorflux._src.ops.math import math_ops
         full = math_ops.cast(math_ops.maximum(0, queue.size() - min_after_dequeue),
                              _dtypes.float32) * (1.0 / (capacity - min_after_dequeue))
         _summary_scalar(f"fraction_over_{min_after_dequeue}_of_"

@@ -167,7 +167,7 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
                         collection=GraphKeys.QUEUE_RUNNERS):
     """Starts the threads of every QueueRunner in `collection`; returns them."""
     if sess is None:
-        from tensorflux._src.runtime.default_session import get_default_session
+        from tensorflux._src.framework.default_session import get_default_session
         sess = get_default_session()
         if not sess:
             raise ValueError("Cannot start queue runners: No default session is registered. "

@@ -20,7 +20,8 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
-from tensorflux._src.runtime import default_session, devices, fetches as _fetches
+from tensorflux._src.framework import default_session
+from tensorflux._src.runtime import devices, fetches as _fetches
 from tensorflux._src.runtime.config import default_config
 from tensorflux._src.runtime.session_ops import TensorHandle
 from tensorflux._src.framework.tensor_conversion import make_ndarray

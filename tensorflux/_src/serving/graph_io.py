@@ -147,7 +147,7 @@ class _Encoder:
         self._body_index = body_index
 
     def encode(self, value):
-        from tensorflux._src.ops.bodies import Body
+        from tensorflux._src.ops.control.bodies import Body
 
         if value is None or isinstance(value, (bool, str)):
             return value
@@ -243,7 +243,7 @@ def _collections(graph, dropped):
 def import_graph(record, graph, import_scope=None):
     """Rebuilds the ops of `record` (serialize's output) in `graph`, names prefixed by
     `import_scope/` when given. Returns {original op name: new Operation}."""
-    from tensorflux._src.ops.bodies import Body
+    from tensorflux._src.ops.control.bodies import Body
     from tensorflux._src.ops.registry import lookup
 
     if record.get("format") != FORMAT:

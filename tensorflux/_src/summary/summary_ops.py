@@ -30,9 +30,9 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.io import protos
-from tensorflux._src.io.protowire import LEN, DecodeError, iter_fields
-from tensorflux._src.ops.array_ops import dims_str, kernel_error
+from tensorflux._src.framework import protos, tensor_util
+from tensorflux._src.framework.protowire import LEN, DecodeError, iter_fields
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.summary import encoders
@@ -351,7 +351,7 @@ def _tensor_summary_kernel(tag, tensor, serialized_summary_metadata, T):  # noqa
         metadata.Clear()  # TF ignores a metadata string that does not parse
     # TF always sets `metadata`, even when it is empty.
     return _serialize([protos.Summary.Value(
-        tag=_text(tag[()]), tensor=protos.make_tensor_proto(tensor, dtype=T),
+        tag=_text(tag[()]), tensor=tensor_util.make_tensor_proto(tensor, dtype=T),
         metadata=metadata)])
 
 

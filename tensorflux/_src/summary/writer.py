@@ -24,7 +24,7 @@ import warnings
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.io import graph_def as _graph_def
-from tensorflux._src.io import protos
+from tensorflux._src.framework import protos
 from tensorflux._src.io.tfrecord import TFRecordWriter
 
 __all__ = ["FileWriter", "FileWriterCache"]

@@ -289,7 +289,7 @@ class SummarySaverHook(SessionRunHook):
             return
         step = int(run_values.results["global_step"])
         if self._next_step is None:
-            from tensorflux._src.io.protos import SessionLog
+            from tensorflux._src.framework.protos import SessionLog
             self._writer.add_session_log(SessionLog(status=SessionLog.START), step)
         if self._request:
             self._timer.update_last_triggered_step(step)
@@ -331,7 +331,7 @@ class StepCounterHook(SessionRunHook):
                 rate = steps / seconds
                 logger.info("%s: %g", self._tag, rate)
                 if self._writer is not None:
-                    from tensorflux._src.io.protos import Summary
+                    from tensorflux._src.framework.protos import Summary
                     self._writer.add_summary(
                         Summary(value=[Summary.Value(tag=self._tag, simple_value=rate)]), step)
 

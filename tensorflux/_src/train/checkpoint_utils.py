@@ -130,7 +130,7 @@ def _init_scope(reader, ckpt_dir_or_file, variable_map, tensor_name_in_ckpt, cur
 
 def _set_checkpoint_initializer(variable, reader, tensor_name, variable_map):
     """Replaces `variable`'s initializer by an assign of the checkpoint's value."""
-    from tensorflux._src.ops import state_ops
+    from tensorflux._src.ops.state import state_ops
     from tensorflux._src.ops.constant import constant
 
     saved_shape = variable_map[tensor_name]

@@ -10,8 +10,8 @@ import math
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.gather_ops import where
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.array.gather_ops import where
 
 __all__ = ["exponential_decay", "piecewise_constant", "polynomial_decay", "natural_exp_decay",
            "inverse_time_decay", "cosine_decay", "cosine_decay_restarts", "linear_warmup"]
@@ -55,7 +55,7 @@ def piecewise_constant(x, boundaries, values, name=None):
         result = values[-1]
         for b, v in reversed(list(zip(boundaries, values[:-1]))):
             result = where(x <= math_ops.cast(b, x.dtype), v, result)
-        from tensorflux._src.ops.array_ops import identity
+        from tensorflux._src.ops.array.array_ops import identity
         return identity(result, name=scope)
 
 
@@ -140,5 +140,5 @@ def linear_warmup(learning_rate, global_step, warmup_steps, name=None):
     with _graph.name_scope(name, "LinearWarmup", [learning_rate, global_step]) as scope:
         lr, step = _float_step(learning_rate, global_step)
         warmup = math_ops.cast(warmup_steps, lr.dtype)
-        from tensorflux._src.ops.array_ops import identity
+        from tensorflux._src.ops.array.array_ops import identity
         return identity(where(step < warmup, lr * step / warmup, lr), name=scope)

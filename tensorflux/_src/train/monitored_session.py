@@ -65,7 +65,7 @@ class Scaffold:
         if self._finalized:
             return self
         from tensorflux._src.train import variables
-        from tensorflux._src.ops.control_ops import group
+        from tensorflux._src.ops.control.control_ops import group
         graph = _graph.get_default_graph()
         if self.init_op is None:
             self.init_op = variables.global_variables_initializer()

@@ -12,7 +12,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import control_ops, math_ops, state_ops
+from tensorflux._src.ops.control import control_ops
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.state import state_ops
 from tensorflux._src.train import variable_scope as vs
 from tensorflux._src.train.variables import Variable, trainable_variables
 
@@ -139,7 +141,7 @@ class Optimizer:
         return by_var[var]
 
     def _zeros_slot(self, var, slot_name, var_name):
-        from tensorflux._src.ops.init_ops import zeros_initializer
+        from tensorflux._src.ops.state.init_ops import zeros_initializer
         return self._slot_variable(var, zeros_initializer(), slot_name, var_name)
 
     def _get_or_make_non_slot(self, name, initial_value):
@@ -204,7 +206,7 @@ def create_global_step(graph=None):
     graph = graph or _graph.get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError('"global_step" already exists.')
-    from tensorflux._src.ops.init_ops import zeros_initializer
+    from tensorflux._src.ops.state.init_ops import zeros_initializer
     with graph.as_default(), graph.name_scope(None):
         return vs.get_variable(GraphKeys.GLOBAL_STEP, shape=[], dtype=_dtypes.int64,
                                initializer=zeros_initializer(), trainable=False,

@@ -7,7 +7,8 @@ square slot starting at ones, Adagrad and Ftrl accumulators at 0.1).
 from __future__ import annotations
 
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.ops import control_ops, init_ops
+from tensorflux._src.ops.control import control_ops
+from tensorflux._src.ops.state import init_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.train.optimizer import Optimizer
 

@@ -31,7 +31,8 @@ import logging
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
-from tensorflux._src.ops import control_ops, state_ops
+from tensorflux._src.ops.control import control_ops
+from tensorflux._src.ops.state import state_ops
 from tensorflux._src.train.optimizer import Optimizer
 from tensorflux._src.train.session_run_hook import SessionRunHook
 

@@ -17,7 +17,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Tensor
-from tensorflux._src.ops import init_ops
+from tensorflux._src.ops.state import init_ops
 from tensorflux._src.train.variables import Variable
 
 __all__ = ["get_variable", "variable_scope", "get_variable_scope", "VariableScope",

@@ -20,8 +20,10 @@ from tensorflux._src.framework.operation import Reference
 from tensorflux._src.framework.tensor_conversion import (
     convert_to_tensor, register_tensor_conversion_function,
 )
-from tensorflux._src.ops import array_ops, control_ops, state_ops
-from tensorflux._src.ops.bodies import outside_bodies
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.state import state_ops
+from tensorflux._src.ops.control import control_ops
+from tensorflux._src.ops.control.bodies import outside_bodies
 
 __all__ = [
     "Variable", "VariableV1", "VariableAggregation", "VariableSynchronization",
@@ -273,7 +275,7 @@ class Variable(metaclass=_CreatedThroughCreators):
         when this runs, else its initial value (TF1's cond), so another variable can be
         initialized from it in the same run as this one: `tf.Variable(w.initialized_value()
         * 2)` with `tf.global_variables_initializer()`."""
-        from tensorflux._src.ops.control_flow_ops import cond
+        from tensorflux._src.ops.control.control_flow_ops import cond
         graph = _graph.get_default_graph()
         with outside_bodies(graph), _graph.control_dependencies(None):  # TF1's init_scope
             return cond(state_ops.is_variable_initialized(self._variable), self.read_value,
@@ -301,7 +303,7 @@ class Variable(metaclass=_CreatedThroughCreators):
 
     def load(self, value, session=None):
         """Assigns `value` by running the initializer with its initial value fed."""
-        from tensorflux._src.runtime.default_session import get_default_session
+        from tensorflux._src.framework.default_session import get_default_session
         session = session or get_default_session()
         if session is None:
             raise ValueError("Either session argument should be provided or default session "
@@ -431,7 +433,7 @@ def assert_variables_initialized(var_list=None):
 def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
     """A 1-D string tensor: names of the variables in var_list (default: all global and
     local variables) that have no value in the session yet."""
-    from tensorflux._src.ops import host_ops  # noqa: F401  (registers the op)
+    from tensorflux._src.ops.array import host_ops  # noqa: F401  (registers the op)
     from tensorflux._src.ops.op_builder import apply_op
     if var_list is None:
         var_list = global_variables() + local_variables()

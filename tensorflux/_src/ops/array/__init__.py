@@ -1,6 +1,4 @@
-"""TF1's remaining array ops (issue 19): scatter variants, space/batch/depth moves,
-patches, searches and histograms, shape utilities, fake quantization, edit distance.
-
-Each module holds one responsibility; `tensorflux/__init__.py`, `nn.py`, `image.py` and
-`manip.py` import the public names. No existing op module imports this package.
-"""
+"""Array ops: structure (array_ops), generators (generator_ops), indexing (gather_ops,
+slicing_ops), sorting, host ops with data-dependent shapes, sequences, sets, layout moves,
+scatter variants, patches, searches, fake quantization, edit distance; their gradients
+that need higher wrappers in array_grads. Imports nothing: a family is a folder."""

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array_ops import ANY, dims_str, kernel_error, with_rank
-from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import ANY, dims_str, kernel_error, with_rank
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_value
 

@@ -16,8 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array_ops import kernel_error, merge_shapes, with_rank, with_rank_at_least
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import (kernel_error, merge_shapes, with_rank,
+                                            with_rank_at_least)
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import unchanged
 

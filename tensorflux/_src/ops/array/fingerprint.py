@@ -12,8 +12,9 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array_ops import ANY, dims_str, kernel_error, with_rank, with_rank_at_least
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import (ANY, dims_str, kernel_error, with_rank,
+                                            with_rank_at_least)
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_value
 

@@ -14,16 +14,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.compiler import effects
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array_ops import (ANY, dims_str, kernel_error, merge_shapes,
-                                           static_input, with_rank, with_rank_at_least)
+from tensorflux._src.ops import constant
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops, host_ops
+from tensorflux._src.ops.array.array_ops import expand_dims, reshape
 from tensorflux._src.ops.array.index_checks import is_traced
-from tensorflux._src.compiler import effects
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.math.math_ops import cast
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.op_helpers import (ANY, dims_str, kernel_error, merge_shapes,
+                                            static_input, with_rank, with_rank_at_least)
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = ["batch_gather", "meshgrid", "parallel_stack", "repeat", "roll", "sequence_mask",
@@ -89,7 +94,6 @@ def _int_tensor(value, name):
     tensor = convert_to_tensor(value, name=name, preferred_dtype=_dtypes.int32)
     if not tensor.dtype.is_integer:
         raise TypeError(f"{name} must be an integer tensor; dtype={tensor.dtype}")
-    from tensorflux._src.ops.math_ops import cast
     return cast(tensor, _dtypes.int32)
 
 
@@ -108,7 +112,6 @@ def _positive_axis(axis, ndims):
 
 
 def _tile_one_dimension(data, axis, multiple):
-    from tensorflux._src.ops import array_ops, generator_ops
     if data.shape.ndims is not None:
         multiples = [1] * data.shape.ndims
         multiples[axis] = multiple
@@ -119,7 +122,6 @@ def _tile_one_dimension(data, axis, multiple):
 
 
 def _with_nonzero_rank(data):
-    from tensorflux._src.ops import array_ops
     if data.shape.ndims is not None:
         return array_ops.stack([data]) if data.shape.ndims == 0 else data
     data_shape = array_ops.shape(data)
@@ -128,7 +130,6 @@ def _with_nonzero_rank(data):
 
 
 def _repeat_with_axis(data, repeats, axis, name):
-    from tensorflux._src.ops import array_ops, gather_ops, host_ops, math_ops, reduce_ops
     if not isinstance(axis, int):
         raise TypeError(f"axis must be an int; got {type(axis).__name__}")
     with _graph.name_scope(name, "Repeat", [data, repeats]):
@@ -177,7 +178,6 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     """np.repeat: each element (slice along `axis`) `repeats` times; with axis=None the
     flattened input."""
     if axis is None:
-        from tensorflux._src.ops.array_ops import reshape
         input = reshape(input, [-1])  # noqa: A001
         axis = 0
     return _repeat_with_axis(input, repeats, axis, name)
@@ -187,7 +187,6 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
 def meshgrid(*args, **kwargs):
     """N-D coordinate arrays from N 1-D ones; indexing 'xy' (default) swaps the first two
     output dimensions, 'ij' keeps them in argument order."""
-    from tensorflux._src.ops import array_ops, generator_ops
     indexing = kwargs.pop("indexing", "xy")
     name = kwargs.pop("name", "meshgrid")
     if kwargs:
@@ -236,7 +235,6 @@ register(OpDef(
 def parallel_stack(values, name="parallel_stack"):
     """stack(values) along a new first axis; needs fully known input shapes, and (as in
     TF) has no gradient."""
-    from tensorflux._src.ops.array_ops import expand_dims
     with _graph.name_scope(name):
         value_shape = convert_to_tensor(values[0]).shape
         output_shape = TensorShape([len(values)]).concatenate(value_shape)
@@ -247,7 +245,6 @@ def parallel_stack(values, name="parallel_stack"):
 # -- sequence_mask, batch_gather -------------------------------------------------------------
 def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool, name=None):
     """mask[..., j] = j < lengths[...], with maxlen columns (default max(lengths))."""
-    from tensorflux._src.ops import array_ops, constant, math_ops, reduce_ops
     with _graph.name_scope(name, "SequenceMask", [lengths, maxlen]):
         lengths = convert_to_tensor(lengths)
         if maxlen is None:
@@ -273,7 +270,6 @@ def batch_gather(params, indices, name=None):
     TF1's recipe: batch offsets are added to the indices and one flat gather reads them,
     so an index past its row's end reads the next row, as in TF.
     """
-    from tensorflux._src.ops import array_ops, gather_ops, generator_ops, math_ops, reduce_ops
     with _graph.name_scope(name, "BatchGather", [params, indices]):
         indices = convert_to_tensor(indices, name="indices")
         params = convert_to_tensor(params, name="params")
@@ -293,7 +289,7 @@ def batch_gather(params, indices, name=None):
         for dim in range(batch_dims, 0, -1):
             dim_value = casted[dim - 1]
             accum = accum * casted[dim]
-            dim_indices = generator_ops.range(generator_ops.zeros((), dtype=dtype), dim_value,
+            dim_indices = math_ops.range(generator_ops.zeros((), dtype=dtype), dim_value,
                                               generator_ops.ones((), dtype=dtype)) * accum
             dim_shape = array_ops.stack([1] * (dim - 1) + [dim_value] + [1] * (ndims - dim),
                                         axis=0)

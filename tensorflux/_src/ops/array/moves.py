@@ -17,13 +17,14 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops.array_ops import (ANY, dims_str, kernel_error, merge_shapes,
-                                           static_input, with_rank, with_rank_at_least)
+from tensorflux._src.ops.array import array_ops, generator_ops
+from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, apply_checked,
+                                                 deprecated_argument_lookup)
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.op_helpers import (ANY, dims_str, kernel_error, merge_shapes,
+                                            static_input, with_rank, with_rank_at_least)
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import static_value
-from tensorflux._src.ops.window_utils import (ATTR_RULES, apply_checked,
-                                              deprecated_argument_lookup)
 
 __all__ = ["batch_to_space", "batch_to_space_nd", "depth_to_space",
            "required_space_to_batch_paddings", "space_to_batch", "space_to_batch_nd",
@@ -321,7 +322,6 @@ def required_space_to_batch_paddings(input_shape, block_shape, base_paddings=Non
                                      name=None):
     """(paddings, crops) that make block_shape divide input_shape, starting from
     base_paddings: paddings[i] = [base[i, 0], base[i, 1] + extra], crops[i] = [0, extra]."""
-    from tensorflux._src.ops import array_ops, generator_ops
     with _graph.name_scope(name, "required_space_to_batch_paddings",
                            [input_shape, block_shape]):
         input_shape = convert_to_tensor(input_shape, dtype=_dtypes.int32, name="input_shape")
@@ -356,7 +356,6 @@ def required_space_to_batch_paddings(input_shape, block_shape, base_paddings=Non
 # -- tf.nn.with_space_to_batch ----------------------------------------------------------------
 def _base_paddings(filter_shape, num_spatial_dims, rate):
     """SAME as explicit paddings of the dilated filter (the extra one after, as conv2d)."""
-    from tensorflux._src.ops import array_ops
     spatial = filter_shape[:num_spatial_dims]
     extra = spatial + (spatial - 1) * (rate - 1) - 1
     start = extra // 2
@@ -367,7 +366,6 @@ def _base_paddings(filter_shape, num_spatial_dims, rate):
 def _adjust(orig, fill_value, spatial_dims):
     """Spreads per-spatial-dim rows of `orig` over dims 1.. with `fill_value` in the gaps
     (TF's _with_space_to_batch_adjust)."""
-    from tensorflux._src.ops import array_ops
     orig_t = convert_to_tensor(orig)
     fill_dims = orig_t.shape.as_list()[1:]
     dtype = orig_t.dtype.as_numpy_dtype
@@ -393,7 +391,6 @@ def with_space_to_batch(input, dilation_rate, padding, op, filter_shape=None,  #
     """Runs `op(converted_input, num_spatial_dims, padding)` (a VALID op such as an
     undilated convolution) on space_to_batch_nd of the input, then batch_to_space_nd: the
     op as if dilated by `dilation_rate` (TF's recipe for atrous convolution)."""
-    from tensorflux._src.ops import array_ops
     input = convert_to_tensor(input, name="input")  # noqa: A001
     input_shape = input.shape
     rate_t = convert_to_tensor(dilation_rate, _dtypes.int32, name="dilation_rate")

@@ -18,10 +18,13 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array_ops import with_rank
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
-from tensorflux._src.ops.window_utils import (ATTR_RULES, apply_checked,
-                                              deprecated_argument_lookup, window_pads)
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
+from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, apply_checked,
+                                                 deprecated_argument_lookup, window_pads)
+from tensorflux._src.ops.op_helpers import with_rank
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["extract_image_patches", "extract_volume_patches"]
 
@@ -97,15 +100,13 @@ def _volume_lower(input, ksizes, strides, padding):  # noqa: A002
 def _patches_grad(op, grad):
     """TF's rule: patch an image of 1-based input positions the same way; each output
     element's gradient goes to the input element whose position it holds (0: padding)."""
-    from tensorflux._src.ops import array_ops, generator_ops, reduce_ops
-    from tensorflux._src.ops.segment_ops import unsorted_segment_sum
     x = op.inputs[0]
     n = len(op.get_attr("ksizes")) - 2
     ks = op.get_attr("ksizes")[1:-1]
     in_shape = array_ops.shape(x)
     batch, spatial, channels = in_shape[0], in_shape[1:n + 1], in_shape[n + 1]
     count = reduce_ops.reduce_prod(spatial)
-    positions = array_ops.reshape(generator_ops.range(1, count + 1),
+    positions = array_ops.reshape(math_ops.range(1, count + 1),
                                   array_ops.concat([[1], spatial, [1]], 0))
     attrs = {k: op.get_attr(k) for k in ("ksizes", "strides", "padding")}
     if op.type == "ExtractImagePatches":

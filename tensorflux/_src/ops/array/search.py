@@ -18,9 +18,13 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.array.array_ops import reshape, shape
 from tensorflux._src.ops.array.index_checks import is_traced
-from tensorflux._src.ops.array_ops import ANY, kernel_error, static_input, static_scalar, with_rank
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import (ANY, kernel_error, static_input, static_scalar,
+                                            with_rank)
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["histogram_fixed_width", "histogram_fixed_width_bins", "searchsorted"]
@@ -54,7 +58,6 @@ for _op_type, _side in (("LowerBound", "left"), ("UpperBound", "right")):
 def searchsorted(sorted_sequence, values, side="left", out_type=_dtypes.int32, name=None):
     """For each value, its insertion index in the innermost dimension of sorted_sequence
     (leading dimensions are batch dimensions shared with values)."""
-    from tensorflux._src.ops.array_ops import reshape, shape
     sequence_size = shape(sorted_sequence)[-1]
     values_size = shape(values)[-1]
     sorted_2d = reshape(sorted_sequence, [-1, sequence_size])
@@ -134,7 +137,6 @@ def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=_dtypes.int
     """The bin of each of `values` (int32, shape of values), for histogram_fixed_width's
     bins: floor(nbins * (v - lo) / (hi - lo)) clipped to [0, nbins - 1]. As in TF,
     `dtype` is not used."""
-    from tensorflux._src.ops import array_ops, math_ops
     del dtype
     with _graph.name_scope(name, "histogram_fixed_width_bins",
                            [values, value_range, nbins]):

@@ -14,10 +14,13 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape
+from tensorflux._src.ops.array.array_ops import identity, shape
+from tensorflux._src.ops.array.gather_ops import gather_nd, scatter_nd
+from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.array.index_checks import check_rows, dims_str, dropping
-from tensorflux._src.ops.array_ops import (ANY, kernel_error, merge_shapes,
-                                           with_rank_at_least)
+from tensorflux._src.ops.math.math_ops import cast, equal, negative
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import ANY, kernel_error, merge_shapes, with_rank_at_least
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["tensor_scatter_add", "tensor_scatter_nd_add", "tensor_scatter_nd_max",
@@ -94,32 +97,21 @@ def scatter_nd_into(target, indices, updates, how):
 
 
 def _update_grad(op, grad):
-    from tensorflux._src.ops.array_ops import identity
-    from tensorflux._src.ops.gather_ops import gather_nd
-    from tensorflux._src.ops.generator_ops import zeros_like
     indices = op.inputs[1]
     return [tensor_scatter_nd_update(identity(grad), indices, zeros_like(op.inputs[2])),
             None, gather_nd(grad, indices)]
 
 
 def _add_grad(op, grad):
-    from tensorflux._src.ops.array_ops import identity
-    from tensorflux._src.ops.gather_ops import gather_nd
     return [identity(grad), None, gather_nd(grad, op.inputs[1])]
 
 
 def _sub_grad(op, grad):
-    from tensorflux._src.ops.array_ops import identity
-    from tensorflux._src.ops.gather_ops import gather_nd
-    from tensorflux._src.ops.math_ops import negative
     return [identity(grad), None, negative(gather_nd(grad, op.inputs[1]))]
 
 
 def _min_max_grad(op, grad):
     # TF's rule: the gradient is shared equally among the elements that tie for the result.
-    from tensorflux._src.ops.array_ops import shape
-    from tensorflux._src.ops.gather_ops import gather_nd, scatter_nd
-    from tensorflux._src.ops.math_ops import cast, equal
     x, indices, y = op.inputs
     out = op.outputs[0]
     x_hit = cast(equal(x, out), grad.dtype)

@@ -13,8 +13,9 @@ variables run unchanged.
 from __future__ import annotations
 
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.ops import gather_ops, state_ops
+from tensorflux._src.ops.array import gather_ops
 from tensorflux._src.ops.array import variable_scatter as _vs
+from tensorflux._src.ops.state import state_ops
 
 
 def _check_sparse_delta(sparse_delta):

@@ -17,12 +17,14 @@ import jax.numpy as jnp
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.array import array_ops, generator_ops
 from tensorflux._src.ops.array.index_checks import check_first_dim, dims_str, dropping
 from tensorflux._src.ops.array.tensor_scatter import scatter_nd_into, scatter_nd_shape_helper
-from tensorflux._src.ops.array_ops import ANY, kernel_error, with_rank_at_least
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import ANY, kernel_error, with_rank_at_least
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.state_ops import _ref
+from tensorflux._src.ops.state.state_ops import _ref
 
 __all__ = ["batch_scatter_update", "scatter_div", "scatter_max", "scatter_min",
            "scatter_mul", "scatter_nd_add", "scatter_nd_sub", "scatter_nd_update"]
@@ -172,7 +174,6 @@ def batch_scatter_update(ref, indices, updates, use_locking=True, name=None):
     Built as TF builds it: the leading coordinates come from ranges over indices' shape
     and are joined with `indices` into the index rows of one scatter_nd_update.
     """
-    from tensorflux._src.ops import array_ops, generator_ops, math_ops
     with _graph.name_scope(name):
         indices = convert_to_tensor(indices, name="indices")
         indices_shape = array_ops.shape(indices)
@@ -185,7 +186,7 @@ def batch_scatter_update(ref, indices, updates, use_locking=True, name=None):
             size = indices_shape[dimension]
             broadcast = [1] * (ndims + 1)
             broadcast[dimension] = size
-            coords = array_ops.reshape(generator_ops.range(0, size, 1), broadcast)
+            coords = array_ops.reshape(math_ops.range(0, size, 1), broadcast)
             if coords.dtype.base_dtype != nd_indices.dtype.base_dtype:
                 coords = math_ops.cast(coords, nd_indices.dtype)
             parts.append(coords * generator_ops.ones_like(nd_indices))

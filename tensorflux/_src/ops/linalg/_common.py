@@ -12,7 +12,7 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
-from tensorflux._src.ops.array_ops import kernel_error, merge_shapes, with_rank_at_least
+from tensorflux._src.ops.op_helpers import kernel_error, merge_shapes, with_rank_at_least
 
 # TF's {double, float, half, complex64, complex128}: the set most linalg kernels take.
 LINALG_TYPES = (_d.float64, _d.float32, _d.float16, _d.complex64, _d.complex128)

@@ -7,12 +7,12 @@ import collections
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.array_ops import concat, expand_dims, shape, squeeze
-from tensorflux._src.ops.control_flow_ops import while_loop
-from tensorflux._src.ops.generator_ops import zeros
+from tensorflux._src.ops.array.array_ops import concat, expand_dims, shape, squeeze
+from tensorflux._src.ops.array.generator_ops import zeros
+from tensorflux._src.ops.control.control_flow_ops import while_loop
 from tensorflux._src.ops.linalg.linalg_impl import matvec, norm
-from tensorflux._src.ops.reduce_ops import reduce_any
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.reduce_ops import reduce_any
 
 __all__ = ["conjugate_gradient"]
 

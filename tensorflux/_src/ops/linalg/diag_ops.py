@@ -17,12 +17,11 @@ from tensorflux._src.compiler import effects
 from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
-from tensorflux._src.ops.array_ops import (
-    ANY, dims_str, kernel_error, merge_shapes, static_input, with_rank, with_rank_at_least,
-)
-from tensorflux._src.ops.generator_ops import zeros_like
+from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.linalg._common import merge_dim
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import (ANY, dims_str, kernel_error, merge_shapes,
+                                            static_input, with_rank, with_rank_at_least)
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_value, unchanged
 

@@ -25,14 +25,13 @@ from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.array_ops import expand_dims, kernel_error, matrix_transpose, shape
-from tensorflux._src.ops.generator_ops import eye
+from tensorflux._src.ops.array.array_ops import expand_dims, matrix_transpose, shape
 from tensorflux._src.ops.linalg import _common as c
-from tensorflux._src.ops.linalg.diag_ops import matrix_band_part, matrix_diag_part, \
-    matrix_set_diag
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.diag_ops import matrix_band_part, matrix_diag_part, matrix_set_diag
+from tensorflux._src.ops.linalg.linalg_ops import eye, matmul
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import kernel_error
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = [

@@ -9,23 +9,21 @@ import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _d
+from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.array_ops import (
-    dims_str, expand_dims, kernel_error, matrix_transpose, merge_shapes, shape, squeeze,
-    transpose, with_rank_at_least,
-)
-from tensorflux._src.framework import errors
-from tensorflux._src.ops.gather_ops import one_hot, where_v2
-from tensorflux._src.ops.generator_ops import eye, ones
-from tensorflux._src.ops.linalg.diag_ops import matrix_band_part, matrix_diag_part, \
-    matrix_set_diag
+from tensorflux._src.ops.array.array_ops import (expand_dims, matrix_transpose, shape, squeeze,
+                                                 transpose)
+from tensorflux._src.ops.array.gather_ops import one_hot, where_v2
+from tensorflux._src.ops.array.generator_ops import ones
+from tensorflux._src.ops.linalg.diag_ops import matrix_band_part, matrix_diag_part, matrix_set_diag
 from tensorflux._src.ops.linalg.factor_ops import cholesky, matrix_triangular_solve
+from tensorflux._src.ops.linalg.linalg_ops import eye, matmul
 from tensorflux._src.ops.linalg.spectral_ops import svd
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.reduce_ops import reduce_max, reduce_sum
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.reduce_ops import reduce_max, reduce_sum
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank_at_least
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = [

@@ -18,18 +18,17 @@ from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.array_ops import (
-    concat, expand_dims, matrix_transpose, reshape, shape, with_rank_at_least,
-)
-from tensorflux._src.ops.generator_ops import eye, zeros_like
+from tensorflux._src.ops.array.array_ops import (concat, expand_dims, matrix_transpose, reshape,
+                                                 shape)
+from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.linalg import _common as c
-from tensorflux._src.ops.linalg.diag_ops import (
-    matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,
-)
+from tensorflux._src.ops.linalg.diag_ops import (matrix_band_part, matrix_diag, matrix_diag_part,
+                                                 matrix_set_diag)
 from tensorflux._src.ops.linalg.factor_ops import matrix_solve
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.linalg_ops import eye, matmul
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import with_rank_at_least
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = [

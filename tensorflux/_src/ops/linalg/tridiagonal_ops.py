@@ -18,15 +18,16 @@ from tensorflux._src.compiler import effects
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, unknown_shape
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.array_ops import (
-    expand_dims, matrix_transpose, merge_shapes, pad, squeeze, stack, with_rank_at_least,
-)
+from tensorflux._src.ops.array.array_ops import expand_dims, matrix_transpose, pad, squeeze, stack
+from tensorflux._src.ops.array.host_ops import boolean_mask
 from tensorflux._src.ops.linalg import _common as c
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag, matrix_diag_part
 from tensorflux._src.ops.linalg.factor_ops import _lu, _lu_solve, _min_abs_pivot
+from tensorflux._src.ops.linalg.spectral_ops import self_adjoint_eig
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.reduce_ops import reduce_sum
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.reduce_ops import reduce_sum
+from tensorflux._src.ops.op_helpers import merge_shapes, with_rank_at_least
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["eigh_tridiagonal", "tridiagonal_matmul", "tridiagonal_solve"]
@@ -314,7 +315,6 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
         else:
             matrix = (matrix_diag(alpha) + matrix_diag(beta, k=1)
                       + matrix_diag(math_ops.conj(beta), k=-1))
-        from tensorflux._src.ops.linalg.spectral_ops import self_adjoint_eig
         values, vectors = self_adjoint_eig(matrix)
         if values.dtype.is_complex:
             values = math_ops.real(values)
@@ -322,7 +322,6 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
             lo, hi = select_range[0], select_range[1]
             values, vectors = values[lo:hi + 1], vectors[:, lo:hi + 1]
         elif select == "v":
-            from tensorflux._src.ops.host_ops import boolean_mask
             lo = math_ops.cast(select_range[0], values.dtype)
             hi = math_ops.cast(select_range[1], values.dtype)
             keep = math_ops.logical_and(math_ops.greater(values, lo),

@@ -21,12 +21,12 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops as A
-from tensorflux._src.ops import gather_ops as G
-from tensorflux._src.ops import generator_ops as Gen
-from tensorflux._src.ops import math_ops as M
+from tensorflux._src.ops.array import array_ops as A
+from tensorflux._src.ops.array import gather_ops as G
+from tensorflux._src.ops.array import generator_ops as Gen
+from tensorflux._src.ops.math import math_ops as M
+from tensorflux._src.ops.math.reduce_ops import _scan_lower
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.reduce_ops import _scan_lower
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import unchanged
 

@@ -16,14 +16,14 @@ import jax.numpy as jnp
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops import array_ops as A
-from tensorflux._src.ops import gather_ops as G
-from tensorflux._src.ops import math_ops as M
-from tensorflux._src.ops import reduce_ops as R
-from tensorflux._src.ops.array_ops import with_rank_at_least
-from tensorflux._src.ops.nn_ops import in_top_k  # noqa: F401 - tf.math.in_top_k in TF1
+from tensorflux._src.ops.array import array_ops as A
+from tensorflux._src.ops.array import gather_ops as G
+from tensorflux._src.ops.math import math_ops as M
+from tensorflux._src.ops.math import reduce_ops as R
+from tensorflux._src.ops.nn.nn_ops import in_top_k  # noqa: F401 - tf.math.in_top_k in TF1
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.op_helpers import with_rank_at_least
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["approx_max_k", "approx_min_k", "approx_top_k", "in_top_k"]
 

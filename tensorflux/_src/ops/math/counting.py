@@ -23,15 +23,15 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.layers.weights_util import remove_squeezable_dimensions
-from tensorflux._src.ops import array_ops as A
-from tensorflux._src.ops import check_ops
-from tensorflux._src.ops import generator_ops as Gen
-from tensorflux._src.ops import math_ops as M
-from tensorflux._src.ops import reduce_ops as R
-from tensorflux._src.ops.array_ops import dims_str, kernel_error, static_scalar, with_rank
+from tensorflux._src.ops.array import array_ops as A
+from tensorflux._src.ops.array import generator_ops as Gen
+from tensorflux._src.ops.debug import check_ops
+from tensorflux._src.ops.math import math_ops as M
+from tensorflux._src.ops.math import reduce_ops as R
+from tensorflux._src.ops.math.segment_ops import gather_drop_negatives, unsorted_segment_sum
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import dims_str, kernel_error, static_scalar, with_rank
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.segment_ops import gather_drop_negatives, unsorted_segment_sum
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = ["bincount", "confusion_matrix", "is_non_decreasing", "is_strictly_increasing"]

@@ -24,16 +24,16 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops import array_ops as A
-from tensorflux._src.ops import gather_ops as G
-from tensorflux._src.ops import generator_ops as Gen
-from tensorflux._src.ops import math_ops as M
-from tensorflux._src.ops.array_ops import (dims_str, kernel_error, static_input, with_rank,
-                                           with_rank_at_least)
+from tensorflux._src.ops.array import array_ops as A
+from tensorflux._src.ops.array import gather_ops as G
+from tensorflux._src.ops.array import generator_ops as Gen
+from tensorflux._src.ops.math import math_ops as M
+from tensorflux._src.ops.math.segment_ops import (_unsorted_segment_shape, gather_drop_negatives,
+                                                  unsorted_segment_sum)
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, static_input, with_rank,
+                                            with_rank_at_least)
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.segment_ops import (_unsorted_segment_shape, gather_drop_negatives,
-                                             unsorted_segment_sum)
 
 __all__ = [
     "segment_max", "segment_mean", "segment_min", "segment_prod", "segment_sum",

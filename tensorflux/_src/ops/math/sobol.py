@@ -17,8 +17,8 @@ import warnings
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array_ops import kernel_error, static_input, static_scalar, with_rank
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import kernel_error, static_input, static_scalar, with_rank
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["sobol_sample"]

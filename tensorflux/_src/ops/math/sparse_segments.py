@@ -18,13 +18,13 @@ import numpy as np
 from tensorflux._src.compiler import effects
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops import array_ops as A
-from tensorflux._src.ops import gather_ops as G
-from tensorflux._src.ops.array_ops import (kernel_error, merge_shapes, static_input,
-                                           static_scalar, with_rank, with_rank_at_least)
+from tensorflux._src.ops.array import array_ops as A
+from tensorflux._src.ops.array import gather_ops as G
+from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import (kernel_error, merge_shapes, static_input,
+                                            static_scalar, with_rank, with_rank_at_least)
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.segment_ops import unsorted_segment_sum
 
 __all__ = ["sparse_segment_mean", "sparse_segment_sqrt_n", "sparse_segment_sum"]
 

@@ -14,18 +14,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.autodiff.grad_helpers import unbroadcast
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import unknown_shape
-from tensorflux._src.ops import gather_ops as G
-from tensorflux._src.ops import generator_ops as Gen
-from tensorflux._src.ops import math_ops as M
-from tensorflux._src.ops import reduce_ops as R
-from tensorflux._src.ops.array_ops import kernel_error, merge_shapes
+from tensorflux._src.ops.array import gather_ops as G
+from tensorflux._src.ops.array import generator_ops as Gen
 from tensorflux._src.ops.math import bessel_kernels as K
+from tensorflux._src.ops.math import math_ops as M
+from tensorflux._src.ops.math import reduce_ops as R
+from tensorflux._src.ops.math.grad_helpers import unbroadcast
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import kernel_error, merge_shapes
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast_binary, unchanged
 

@@ -23,12 +23,11 @@ from jax import lax
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import conv_defs as _defs
-from tensorflux._src.ops.array_ops import with_rank
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
-from tensorflux._src.ops.window_utils import (
-    ATTR_RULES, FORMATS_2D, PADDINGS_EXPLICIT, apply_checked, window_pads,
-    windowed_output_dim)
+from tensorflux._src.ops.nn import conv_defs as _defs
+from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, FORMATS_2D, PADDINGS_EXPLICIT,
+                                                 apply_checked, window_pads, windowed_output_dim)
+from tensorflux._src.ops.op_helpers import with_rank
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["conv", "conv2d_backprop_filter_v2", "conv2d_backprop_input_v2"]
 

@@ -34,9 +34,12 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array_ops import kernel_error, with_rank
+from tensorflux._src.ops.array import array_ops, gather_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.nn import ctc_kernels as _k
+from tensorflux._src.ops.nn.window_utils import deprecated_argument_lookup
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["ctc_loss", "ctc_loss_v2", "collapse_repeated", "ctc_unique_labels"]
@@ -120,7 +123,6 @@ def _ctc_loss_lower(inputs, labels_indices, labels_values, sequence_length,
 
 
 def _broadcast_mul(vec, mat):
-    from tensorflux._src.ops import array_ops
     return array_ops.expand_dims(vec, -1) * mat
 
 
@@ -145,7 +147,6 @@ register(OpDef(
 
 
 def _transpose(x):
-    from tensorflux._src.ops import array_ops
     return array_ops.transpose(x, [1, 0, 2])
 
 
@@ -155,7 +156,6 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
     """Per-example CTC loss (negative log-likelihood) of int32 SparseTensor `labels`
     given logits [max_time, batch, num_classes] (or batch-major when not time_major);
     class num_classes - 1 is the blank."""
-    from tensorflux._src.ops.window_utils import deprecated_argument_lookup
     inputs = deprecated_argument_lookup("logits", logits, "inputs", inputs)
     if not isinstance(labels, SparseTensor):
         raise TypeError("Expected labels (first argument) to be a SparseTensor")
@@ -185,7 +185,6 @@ def _dense_lower(logits, labels, label_length, logit_length):
 
 
 def _dense_grad(op, grad_loss, _):
-    from tensorflux._src.ops import array_ops
     return [array_ops.reshape(grad_loss, [1, -1, 1]) * op.outputs[1], None, None, None]
 
 
@@ -210,7 +209,6 @@ def _num_classes(logits):
 
 def _move_blank(logits, blank_index, to_front):
     """Moves class `blank_index` to the front (dense path) or the back (sparse path)."""
-    from tensorflux._src.ops import array_ops
     blank = logits[:, :, blank_index:blank_index + 1]
     before, after = logits[:, :, :blank_index], logits[:, :, blank_index + 1:]
     parts = [blank, before, after] if to_front else [before, after, blank]
@@ -221,7 +219,6 @@ def ctc_loss_v2(labels, logits, label_length, logit_length, logits_time_major=Tr
                 unique=None, blank_index=None, name=None):
     """CTC loss for dense padded labels [batch, max_label_length] (blank 0 by default) or
     SparseTensor labels (blank_index required); returns the per-example loss."""
-    from tensorflux._src.ops import gather_ops, math_ops
     del unique  # only a faster path on TPU; the result is the same
     if isinstance(labels, SparseTensor):
         if blank_index is None:

@@ -16,13 +16,15 @@ import numpy as np
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.array import gather_ops
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.nn.nn_ops import _noise_shape
+from tensorflux._src.ops.random import stateless_random_ops
 
 __all__ = ["general_dropout", "stateless_dropout"]
 
 
 def _dropout(x, rate, noise_shape, uniform_sampler, name, default_name):
-    from tensorflux._src.ops import gather_ops, math_ops
-    from tensorflux._src.ops.nn_ops import _noise_shape
     with _graph.name_scope(name, default_name, [x]):
         is_number = isinstance(rate, numbers.Real) and not isinstance(rate, bool)
         if is_number and (rate < 0 or rate >= 1):
@@ -66,7 +68,6 @@ def general_dropout(x, rate, uniform_sampler, noise_shape=None, name=None):
 def stateless_dropout(x, rate, seed, rng_alg=None, noise_shape=None, name=None):
     """Dropout whose mask depends only on the shape-[2] integer `seed` (and rng_alg)."""
     # The random family's stateless sampler (tf.random.stateless_uniform).
-    from tensorflux._src.ops import stateless_random_ops
 
     def sampler(shape, dtype):
         kwargs = {} if rng_alg is None else {"alg": rng_alg}

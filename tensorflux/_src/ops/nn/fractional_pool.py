@@ -35,9 +35,10 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array_ops import static_input, with_rank
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
+from tensorflux._src.ops.op_helpers import static_input, with_rank
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import static_shape_from_tensor
 
 __all__ = ["fractional_max_pool", "fractional_avg_pool"]
@@ -239,7 +240,6 @@ def _max_grad(op, grad, _rows, _cols):
 
 
 def _avg_grad(op, grad, _rows, _cols):
-    from tensorflux._src.ops import array_ops
     x = op.inputs[0]
     shape = (np.array(x.shape.as_list(), np.int64) if x.shape.is_fully_defined()
              else array_ops.shape(x, out_type=_dtypes.int64))

@@ -25,12 +25,14 @@ from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops.array_ops import with_rank
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.nn.ctc import merge_dim
+from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, PADDINGS, apply_checked,
+                                                 deprecated_argument_lookup, window_pads)
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.registry import REQUIRED, OpDef, register
-from tensorflux._src.ops.window_utils import (
-    ATTR_RULES, PADDINGS, apply_checked, deprecated_argument_lookup, window_pads)
+from tensorflux._src.ops.op_helpers import with_rank
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["dilation2d", "erosion2d"]
 
@@ -198,7 +200,6 @@ def dilation2d(input, filter=None, strides=None, rates=None, padding=None,  # no
 def erosion2d(value, kernel, strides, rates, padding, name=None):
     """Grayscale erosion: the min over each window of value - kernel (kernel applied
     unmirrored), computed as -dilation2d(-value, reverse(kernel, [0, 1]))."""
-    from tensorflux._src.ops import array_ops, math_ops
     with _graph.name_scope(name, "erosion2d", [value, kernel]) as scope:
         value = convert_to_tensor(value, name="value")
         kernel = convert_to_tensor(kernel, name="kernel")

@@ -15,9 +15,10 @@ import numpy as np
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.array.moves import with_space_to_batch
-from tensorflux._src.ops.window_utils import deprecated_argument_lookup
+from tensorflux._src.ops.nn import conv_ops, pool_ops
+from tensorflux._src.ops.nn.window_utils import deprecated_argument_lookup
 
 __all__ = ["pool", "conv_transpose"]
 
@@ -48,7 +49,6 @@ def pool(input, window_shape, pooling_type, padding, dilation_rate=None,  # noqa
          strides=None, name=None, data_format=None, dilations=None):
     """N-D ("MAX" or "AVG") pooling over the 1-3 spatial dims of `input`, with optional
     output striding or window dilation (dilated pooling needs VALID padding)."""
-    from tensorflux._src.ops import pool_ops
     dilation_rate = deprecated_argument_lookup("dilations", dilations, "dilation_rate",
                                                dilation_rate)
     with _graph.name_scope(name, f"{pooling_type.lower()}_pool", [input]) as scope:
@@ -109,7 +109,6 @@ def conv_transpose(input, filters, output_shape, strides, padding="SAME",  # noq
                    data_format=None, dilations=None, name=None):
     """The transpose of `convolution` for 1-3 spatial dims (from len(output_shape)):
     conv1d_transpose, conv2d_transpose or conv3d_transpose."""
-    from tensorflux._src.ops import conv_ops
     with _graph.name_scope(name, "conv_transpose", [input, filters, output_shape]) as scope:
         if isinstance(output_shape, Tensor):
             n = output_shape.shape[0].value - 2

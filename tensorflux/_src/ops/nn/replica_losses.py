@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
 
 __all__ = ["compute_average_loss", "scale_regularization_loss"]
 
@@ -22,7 +24,6 @@ _NUM_REPLICAS = 1  # see the module docstring
 def _scale_by_sample_weight(losses, sample_weight):
     """TF's losses_util.scale_losses_by_sample_weight: float32 product, with weights of
     rank +-1 squeezed or expanded to the losses' rank (static ranks)."""
-    from tensorflux._src.ops import array_ops, math_ops
     losses = math_ops.cast(losses, _dtypes.float32)
     sample_weight = math_ops.cast(sample_weight, _dtypes.float32)
     loss_rank, weight_rank = losses.shape.ndims, sample_weight.shape.ndims
@@ -37,7 +38,6 @@ def _scale_by_sample_weight(losses, sample_weight):
 def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
     """sum(per_example_loss * sample_weight) / global_batch_size, where the global batch
     size defaults to the first dimension of per_example_loss (times the replica count)."""
-    from tensorflux._src.ops import array_ops, math_ops, reduce_ops
     per_example_loss = convert_to_tensor(per_example_loss)
     input_dtype = per_example_loss.dtype
     if per_example_loss.shape.ndims == 0:
@@ -55,5 +55,4 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
 
 def scale_regularization_loss(regularization_loss):
     """sum(regularization_loss) / number of replicas (1 here, see the module docstring)."""
-    from tensorflux._src.ops import reduce_ops
     return reduce_ops.reduce_sum(regularization_loss) / _NUM_REPLICAS

@@ -30,12 +30,12 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.ops import (array_ops, generator_ops, math_ops, reduce_ops,
-                                 slicing_ops)
-from tensorflux._src.ops.array_ops import (dims_str, kernel_error, static_input, with_rank,
-                                           with_rank_at_least)
+from tensorflux._src.ops.array import array_ops, generator_ops, slicing_ops
 from tensorflux._src.ops.array.layout import roll
+from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, static_input, with_rank,
+                                            with_rank_at_least)
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_value
 

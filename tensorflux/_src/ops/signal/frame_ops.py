@@ -12,8 +12,8 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import (array_ops, gather_ops, generator_ops, math_ops,
-                                 segment_ops)
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
+from tensorflux._src.ops.math import math_ops, segment_ops
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = []
@@ -99,14 +99,14 @@ def _dynamic_frames(signal, frame_length, frame_step, pad_end, pad_value, axis):
         num_frames = -(-length // frame_step)
         missing = math_ops.maximum(0, frame_length + frame_step * (num_frames - 1) - length)
         # paddings: zeros except [0, missing] at row `axis`
-        rows = generator_ops.range(rank)
+        rows = math_ops.range(rank)
         after = math_ops.cast(math_ops.equal(rows, axis), _dtypes.int32) * missing
         paddings = array_ops.stack([generator_ops.zeros_like(after), after], axis=1)
         signal = array_ops.pad(signal, paddings, constant_values=pad_value)
     else:
         num_frames = math_ops.maximum(0, 1 + (length - frame_length) // frame_step)
-    starts = array_ops.expand_dims(generator_ops.range(num_frames) * frame_step, 1)
-    offsets = array_ops.expand_dims(generator_ops.range(frame_length), 0)
+    starts = array_ops.expand_dims(math_ops.range(num_frames) * frame_step, 1)
+    offsets = array_ops.expand_dims(math_ops.range(frame_length), 0)
     return gather_ops.gather(signal, starts + offsets, axis=axis)
 
 
@@ -136,12 +136,12 @@ def overlap_and_add(signal, frame_step, name=None):
         # [..., frames, frame_length] -> [frames, frame_length, ...]: segment_sum sums
         # leading dims into the output position of each sample.
         to_front = array_ops.concat([array_ops.stack([rank - 2, rank - 1]),
-                                     generator_ops.range(rank - 2)], 0)
+                                     math_ops.range(rank - 2)], 0)
         moved = array_ops.transpose(signal, to_front)
-        positions = (array_ops.expand_dims(generator_ops.range(frames) * frame_step, 1)
-                     + array_ops.expand_dims(generator_ops.range(frame_length), 0))
+        positions = (array_ops.expand_dims(math_ops.range(frames) * frame_step, 1)
+                     + array_ops.expand_dims(math_ops.range(frame_length), 0))
         summed = segment_ops.unsorted_segment_sum(moved, positions, output_length)
-        to_back = array_ops.concat([generator_ops.range(1, rank - 1), [0]], 0)
+        to_back = array_ops.concat([math_ops.range(1, rank - 1), [0]], 0)
         result = array_ops.transpose(summed, to_back)
         if signal.shape.ndims is not None:
             dims = signal.shape.as_list()

@@ -13,7 +13,8 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import array_ops, generator_ops, math_ops, slicing_ops
+from tensorflux._src.ops.array import array_ops, slicing_ops
+from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.shape_fns import static_value
 from tensorflux._src.ops.signal import frame_ops, spectral_ops
 
@@ -67,10 +68,10 @@ def linear_to_mel_weight_matrix(num_mel_bins=20, num_spectrogram_bins=129, sampl
         zero = convert_to_tensor(0.0, dtype)
         nyquist = sample_rate / 2.0
         # Bin 0 (DC) is dropped here and re-added as a zero row at the end.
-        frequencies = generator_ops.linspace(zero, nyquist, num_spectrogram_bins)[1:]
+        frequencies = math_ops.linspace(zero, nyquist, num_spectrogram_bins)[1:]
         bins_mel = array_ops.expand_dims(_hertz_to_mel(frequencies), 1)
         edges = frame_ops.frame(
-            generator_ops.linspace(_hertz_to_mel(lower_edge_hertz),
+            math_ops.linspace(_hertz_to_mel(lower_edge_hertz),
                                    _hertz_to_mel(upper_edge_hertz), num_mel_bins + 2),
             frame_length=3, frame_step=1)
         lower, center, upper = (array_ops.reshape(t, [1, num_mel_bins])

@@ -16,8 +16,8 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import (array_ops, generator_ops, math_ops, reduce_ops,
-                                 slicing_ops)
+from tensorflux._src.ops.array import array_ops, generator_ops, slicing_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.shape_fns import static_value
 from tensorflux._src.ops.signal import fft_ops, frame_ops, window_ops
 
@@ -84,7 +84,7 @@ def _dct(x, dct_type, n, norm):
         extended = array_ops.concat([x, array_ops.reverse(x[..., 1:-1], [-1])], -1)
         return math_ops.real(fft_ops.rfft(extended))
     if dct_type == 2:
-        k = math_ops.cast(generator_ops.range(size), x.dtype)
+        k = math_ops.cast(math_ops.range(size), x.dtype)
         twiddle = 2.0 * math_ops.exp(math_ops.complex(zero, -k * math.pi * 0.5 / size_f))
         spectrum = fft_ops.rfft(x, fft_length=array_ops.reshape(2 * size, [1]))
         out = math_ops.real(spectrum[..., :size] * twiddle)
@@ -98,7 +98,7 @@ def _dct(x, dct_type, n, norm):
             x = x * _leading_weight(n1, n1 * math.sqrt(0.5), size, x.dtype)
         else:
             x = x * size_f
-        k = math_ops.cast(generator_ops.range(size), x.dtype)
+        k = math_ops.cast(math_ops.range(size), x.dtype)
         twiddle = 2.0 * math_ops.exp(math_ops.complex(zero, k * math.pi * 0.5 / size_f))
         signal = fft_ops.irfft(twiddle * math_ops.complex(x, generator_ops.zeros_like(x)),
                                fft_length=array_ops.reshape(2 * size, [1]))

@@ -14,8 +14,9 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.ops import (array_ops, gather_ops, generator_ops, math_ops, nn_ops,
-                                 reduce_ops)
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.nn import nn_ops
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = []
@@ -66,7 +67,7 @@ def _raised_cosine(name, default_name, window_length, periodic, dtype, a, b):
         periodic = math_ops.cast(periodic, _dtypes.int32)
         even = 1 - math_ops.floormod(window_length, 2)
         n = math_ops.cast(window_length + periodic * even - 1, dtype)
-        count = math_ops.cast(generator_ops.range(window_length), dtype)
+        count = math_ops.cast(math_ops.range(window_length), dtype)
         window = a - b * math_ops.cos(2.0 * np.pi * count / n)
         return _where_length_one(window_length, window, dtype)
 
@@ -91,7 +92,7 @@ def kaiser_window(window_length, beta=12.0, dtype=_dtypes.float32, name=None):
             return generator_ops.ones([1], dtype=dtype)
         # The half-integer grid is built in float32, as TF does (float16 has no range).
         half = (math_ops.cast(window_length, _dtypes.float32) - 1.0) / 2.0
-        arg = math_ops.cast(math_ops.cast(generator_ops.range(window_length),
+        arg = math_ops.cast(math_ops.cast(math_ops.range(window_length),
                                           _dtypes.float32) - half, dtype)
         beta = math_ops.cast(beta, dtype)
         half = math_ops.cast(half, dtype)
@@ -123,6 +124,6 @@ def vorbis_window(window_length, dtype=_dtypes.float32, name=None):
             arg = np.arange(int(length)) + 0.5
             values = np.sin(np.pi / 2.0 * np.sin(np.pi / int(length) * arg) ** 2)
             return convert_to_tensor(values.astype(dtype.as_numpy_dtype), dtype=dtype)
-        arg = math_ops.cast(generator_ops.range(window_length), dtype)
+        arg = math_ops.cast(math_ops.range(window_length), dtype)
         inner = math_ops.sin(np.pi / math_ops.cast(window_length, dtype) * (arg + 0.5))
         return math_ops.sin(np.pi / 2.0 * math_ops.square(inner))

@@ -19,18 +19,18 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.array_ops import expand_dims, matrix_transpose, shape, squeeze
-from tensorflux._src.ops.check_ops import assert_equal, assert_less, assert_positive
+from tensorflux._src.ops.array.array_ops import expand_dims, matrix_transpose, shape, squeeze
+from tensorflux._src.ops.array.generator_ops import ones_like
 from tensorflux._src.ops.constant import constant
-from tensorflux._src.ops.generator_ops import eye, ones_like
+from tensorflux._src.ops.debug.check_ops import assert_equal, assert_less, assert_positive
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag_part
-from tensorflux._src.ops.linalg.factor_ops import (
-    cholesky, log_matrix_determinant, matrix_determinant, matrix_solve,
-    matrix_triangular_solve,
-)
+from tensorflux._src.ops.linalg.factor_ops import (cholesky, log_matrix_determinant,
+                                                   matrix_determinant, matrix_solve,
+                                                   matrix_triangular_solve)
+from tensorflux._src.ops.linalg.linalg_ops import eye
 from tensorflux._src.ops.linalg.spectral_ops import svd
-from tensorflux._src.ops.reduce_ops import reduce_max, reduce_min, reduce_sum
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.reduce_ops import reduce_max, reduce_min, reduce_sum
 
 __all__ = ["LinearOperator"]
 

@@ -10,18 +10,17 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.array_ops import concat, expand_dims, shape
-from tensorflux._src.ops.check_ops import assert_equal, assert_positive
-from tensorflux._src.ops.generator_ops import eye, ones, zeros
-from tensorflux._src.ops.linalg.diag_ops import (
-    matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,
-)
-from tensorflux._src.ops.linalg.linear_operator.base import (
-    LinearOperator, adjoint, triangular_solve_with_broadcast,
-)
-from tensorflux._src.ops.linalg_ops import matmul
-from tensorflux._src.ops.reduce_ops import reduce_prod, reduce_sum
+from tensorflux._src.ops.array.array_ops import concat, expand_dims, shape, stack
+from tensorflux._src.ops.array.generator_ops import ones, zeros
+from tensorflux._src.ops.control.control_ops import no_op
+from tensorflux._src.ops.debug.check_ops import assert_equal, assert_none_equal, assert_positive
+from tensorflux._src.ops.linalg.diag_ops import (matrix_band_part, matrix_diag, matrix_diag_part,
+                                                 matrix_set_diag)
+from tensorflux._src.ops.linalg.linalg_ops import eye, matmul
+from tensorflux._src.ops.linalg.linear_operator.base import (LinearOperator, adjoint,
+                                                             triangular_solve_with_broadcast)
+from tensorflux._src.ops.math import complex_parts, math_ops
+from tensorflux._src.ops.math.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = [
@@ -44,7 +43,6 @@ def assert_no_entries_with_modulus_zero(x, message=None):
     x = convert_to_tensor(x, name="x")
     if x.dtype.is_complex:
         x = math_ops.abs(x)
-    from tensorflux._src.ops.check_ops import assert_none_equal
     return assert_none_equal(x, math_ops.cast(0, x.dtype), message=message)
 
 
@@ -146,7 +144,8 @@ class LinearOperatorDiag(LinearOperator):
                                message="This diagonal operator had non-positive entries")
 
     def _assert_self_adjoint(self):
-        return assert_equal(math_ops.imag(self._diag), math_ops.cast(0, self._diag.dtype.real_dtype),
+        return assert_equal(complex_parts.imag(self._diag),
+                            math_ops.cast(0, self._diag.dtype.real_dtype),
                             message="This diagonal operator contained non-zero imaginary "
                                     "values.")
 
@@ -265,7 +264,6 @@ class _SizedOperator(LinearOperator):
 
     def _shape_tensor(self):
         matrix = [self._num_rows, self._num_columns]
-        from tensorflux._src.ops.array_ops import stack
         if self._batch_shape_arg is None:
             return stack(matrix)
         return concat([self._batch_shape_arg, stack(matrix)], 0)
@@ -352,7 +350,6 @@ class LinearOperatorIdentity(_SizedOperator):
 
 
 def _no_op():
-    from tensorflux._src.ops.control_ops import no_op
     return no_op("assert_const")
 
 
@@ -428,7 +425,7 @@ class LinearOperatorScaledIdentity(_SizedOperator):
                                message="LinearOperator was not positive definite.")
 
     def _assert_self_adjoint(self):
-        return assert_equal(math_ops.imag(self._multiplier),
+        return assert_equal(complex_parts.imag(self._multiplier),
                             math_ops.cast(0, self.dtype.real_dtype),
                             message="LinearOperator was not self-adjoint")
 
@@ -458,7 +455,6 @@ class LinearOperatorZeros(_SizedOperator):
         batch = self._batch_list()
         if isinstance(batch, list) and all(isinstance(v, int) for v in (rows, cols)):
             return batch + [rows, cols]
-        from tensorflux._src.ops.array_ops import stack
         return concat([convert_to_tensor(batch, dtype=_d.int32),
                        stack([convert_to_tensor(rows, dtype=_d.int32),
                               convert_to_tensor(cols, dtype=_d.int32)])], 0)

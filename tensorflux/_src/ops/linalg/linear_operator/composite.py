@@ -9,17 +9,17 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.array_ops import concat, reshape, shape, stack, transpose
-from tensorflux._src.ops.slicing_ops import split
-from tensorflux._src.ops.generator_ops import eye, zeros
+from tensorflux._src.ops.array.array_ops import concat, reshape, shape, stack, transpose
+from tensorflux._src.ops.array.generator_ops import zeros
+from tensorflux._src.ops.array.slicing_ops import split
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag
-from tensorflux._src.ops.linalg.factor_ops import matrix_solve
-from tensorflux._src.ops.linalg.linear_operator.base import (
-    LinearOperator, adjoint, broadcast_batch, combine_hint,
-)
-from tensorflux._src.ops.linalg_ops import matmul
-from tensorflux._src.ops.reduce_ops import reduce_prod, reduce_sum
+from tensorflux._src.ops.linalg.factor_ops import (log_matrix_determinant, matrix_determinant,
+                                                   matrix_solve)
+from tensorflux._src.ops.linalg.linalg_ops import eye, matmul
+from tensorflux._src.ops.linalg.linear_operator.base import (LinearOperator, adjoint,
+                                                             broadcast_batch, combine_hint)
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.shape_fns import broadcast
 
 __all__ = [
@@ -599,7 +599,6 @@ class LinearOperatorLowRankUpdate(LinearOperator):
         return linv_rhs - correction
 
     def _log_abs_determinant(self):
-        from tensorflux._src.ops.linalg.factor_ops import log_matrix_determinant
         cap, _, _ = self._capacitance()
         _, log_abs_cap = log_matrix_determinant(cap)
         log_abs_d = 0 if self._diag_update is None else reduce_sum(
@@ -608,7 +607,6 @@ class LinearOperatorLowRankUpdate(LinearOperator):
         return math_ops.real(result) if result.dtype.is_complex else result
 
     def _determinant(self):
-        from tensorflux._src.ops.linalg.factor_ops import matrix_determinant
         cap, _, _ = self._capacitance()
         det_d = 1 if self._diag_update is None else reduce_prod(
             self._diag_update, axis=-1)

@@ -5,21 +5,21 @@ factor as LinearOperatorLowerTriangular) otherwise."""
 
 from __future__ import annotations
 
-from tensorflux._src.ops import math_ops
 from tensorflux._src.ops.linalg.factor_ops import cholesky
 from tensorflux._src.ops.linalg.linear_operator import base as _b
 from tensorflux._src.ops.linalg.linear_operator.base import LinearOperator
-from tensorflux._src.ops.linalg.linear_operator.basic import (
-    LinearOperatorDiag, LinearOperatorIdentity, LinearOperatorLowerTriangular,
-    LinearOperatorScaledIdentity,
-)
-from tensorflux._src.ops.linalg.linear_operator.composite import (
-    LinearOperatorAdjoint, LinearOperatorBlockDiag, LinearOperatorComposition,
-    LinearOperatorInversion, LinearOperatorKronecker,
-)
-from tensorflux._src.ops.linalg.linear_operator.structured import (
-    LinearOperatorHouseholder, _BaseLinearOperatorCirculant,
-)
+from tensorflux._src.ops.linalg.linear_operator.basic import (LinearOperatorDiag,
+                                                              LinearOperatorIdentity,
+                                                              LinearOperatorLowerTriangular,
+                                                              LinearOperatorScaledIdentity)
+from tensorflux._src.ops.linalg.linear_operator.composite import (LinearOperatorAdjoint,
+                                                                  LinearOperatorBlockDiag,
+                                                                  LinearOperatorComposition,
+                                                                  LinearOperatorInversion,
+                                                                  LinearOperatorKronecker)
+from tensorflux._src.ops.linalg.linear_operator.structured import (LinearOperatorHouseholder,
+                                                                   _BaseLinearOperatorCirculant)
+from tensorflux._src.ops.math import math_ops
 
 
 def _register(table, *types):

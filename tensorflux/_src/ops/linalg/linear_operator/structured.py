@@ -16,21 +16,24 @@ from tensorflux._src.framework import dtypes as _d
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
-from tensorflux._src.ops import math_ops
-from tensorflux._src.ops.array_ops import concat, reshape, reverse, shape, stack, transpose
-from tensorflux._src.ops.check_ops import assert_equal
+from tensorflux._src.ops.array.array_ops import concat, reshape, reverse, shape, stack, transpose
+from tensorflux._src.ops.array.gather_ops import gather, one_hot
+from tensorflux._src.ops.array.generator_ops import ones, ones_like
 from tensorflux._src.ops.constant import constant
-from tensorflux._src.ops.gather_ops import gather, one_hot
-from tensorflux._src.ops.generator_ops import ones, ones_like, range as tf_range
+from tensorflux._src.ops.debug.check_ops import assert_equal
 from tensorflux._src.ops.linalg.diag_ops import matrix_diag
+from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.linalg.linear_operator.base import LinearOperator, adjoint
-from tensorflux._src.ops.linalg.linear_operator.basic import check_dtype
-from tensorflux._src.ops.linalg.tridiagonal_ops import (
-    _compact_from_matrix, _compact_from_sequence, tridiagonal_matmul, tridiagonal_solve,
-)
-from tensorflux._src.ops.linalg_ops import matmul
+from tensorflux._src.ops.linalg.linear_operator.basic import _no_op, check_dtype
+from tensorflux._src.ops.linalg.tridiagonal_ops import (_compact_from_matrix,
+                                                        _compact_from_sequence,
+                                                        _transpose_tridiagonal,
+                                                        tridiagonal_matmul, tridiagonal_solve)
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.math_ops import range as tf_range
+from tensorflux._src.ops.math.reduce_ops import reduce_mean, reduce_prod, reduce_sum
+from tensorflux._src.ops.shape_fns import broadcast
 from tensorflux._src.ops.signal.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
-from tensorflux._src.ops.reduce_ops import reduce_mean, reduce_prod, reduce_sum
 
 __all__ = [
     "LinearOperatorCirculant", "LinearOperatorCirculant2D", "LinearOperatorCirculant3D",
@@ -237,7 +240,6 @@ class LinearOperatorToeplitz(LinearOperator):
         return self._col
 
     def _shape(self):
-        from tensorflux._src.ops.shape_fns import broadcast
         s = broadcast(self._row.shape, self._col.shape)
         return s.concatenate(s[-1:]) if s.ndims is not None else TensorShape(None)
 
@@ -309,7 +311,6 @@ class LinearOperatorTridiag(LinearOperator):
 
     def _adjoint_compact(self):
         """The compact diagonals of the conjugate transpose."""
-        from tensorflux._src.ops.linalg.tridiagonal_ops import _transpose_tridiagonal
         return math_ops.conj(_transpose_tridiagonal(self._compact))
 
     def _matmul(self, x, adjoint=False, adjoint_arg=False):
@@ -396,11 +397,9 @@ class LinearOperatorHouseholder(LinearOperator):
         return n - 2 + 0 * self._reflection_axis[..., 0]
 
     def _assert_non_singular(self):
-        from tensorflux._src.ops.linalg.linear_operator.basic import _no_op
         return _no_op()
 
     def _assert_self_adjoint(self):
-        from tensorflux._src.ops.linalg.linear_operator.basic import _no_op
         return _no_op()
 
     def _assert_positive_definite(self):

@@ -1,0 +1,88 @@
+"""Segment reductions: `unsorted_segment_sum` (also the dense gradient of gather).
+
+`output[i, ...] = sum of data[j..., ...] over the j... with segment_ids[j...] == i`.
+As in TF, a negative segment id drops its row. An id >= num_segments known when the
+graph is compiled raises TF's CPU error; one computed at run time cannot stop a
+compiled XLA program, so its row is dropped as well (TF's GPU behaviour).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, merge_shapes, static_input,
+                                            static_scalar, with_rank)
+from tensorflux._src.ops.registry import OpDef, register
+
+__all__ = ["unsorted_segment_sum"]
+
+
+def _unsorted_segment_shape(op):
+    data, ids, num_t = op.inputs
+    with_rank(num_t.shape, 0)
+    n = static_scalar(num_t)
+    if n is not None and n < 0:
+        raise ValueError(f"Dimension size, given by scalar input 2, must be non-negative but "
+                         f"is {n}")
+    if data.shape.ndims is None or ids.shape.ndims is None:
+        return unknown_shape()
+    k = ids.shape.ndims
+    if data.shape.ndims < k:
+        raise ValueError(f"Shape must be at least rank {k} but is rank {data.shape.ndims}")
+    merge_shapes(TensorShape(data.shape.dims[:k]), ids.shape)  # ids must prefix data
+    return TensorShape([n]).concatenate(data.shape[k:])
+
+
+def _unsorted_segment_sum_lower(data, segment_ids, num_segments):
+    n = int(static_input(num_segments, "UnsortedSegmentSum", "num_segments"))
+    k = segment_ids.ndim
+    if data.shape[:k] != segment_ids.shape:
+        raise kernel_error(f"data.shape = {dims_str(data.shape)} does not start with "
+                           f"segment_ids.shape = {dims_str(segment_ids.shape)}")
+    if not isinstance(segment_ids, jax.core.Tracer):
+        flat = np.reshape(segment_ids, -1)
+        bad = np.flatnonzero(flat >= n)
+        if bad.size:
+            where = np.unravel_index(bad[0], segment_ids.shape) if k else ()
+            at = "[" + ",".join(str(int(i)) for i in where) + "]" if k else ""
+            raise kernel_error(f"segment_ids{at} = {flat[bad[0]]} is out of range [0, {n})")
+    # Negative ids would wrap in JAX: send them past the end, where scatter drops them.
+    safe = jnp.where(segment_ids < 0, n, segment_ids)
+    out = jnp.zeros((n,) + data.shape[k:], data.dtype)
+    return out.at[safe].add(data, mode="drop")
+
+
+def gather_drop_negatives(params, ids):
+    """gather(params, ids) along axis 0, with zeros where an id is outside [0, len)."""
+    n = array_ops.shape(params, out_type=ids.dtype)[0]
+    clipped = math_ops.minimum(math_ops.maximum(ids, 0), math_ops.maximum(n - 1, 0))
+    gathered = gather_ops.gather(params, clipped)
+    valid = math_ops.logical_and(math_ops.greater_equal(ids, 0), math_ops.less(ids, n))
+    # (ids..., 1, ...): one per inner dimension of params, to broadcast over them
+    inner = generator_ops.ones(array_ops.reshape(array_ops.rank(params) - 1, [1]),
+                               dtype=_dtypes.int32)
+    valid = array_ops.reshape(valid, array_ops.concat([array_ops.shape(ids), inner], 0))
+    return gather_ops.where_v2(valid, gathered, generator_ops.zeros_like(gathered))
+
+
+register(OpDef(
+    "UnsortedSegmentSum",
+    inputs=("data: T", "segment_ids: Tindices", "num_segments: Tnumsegments"),
+    outputs=("output: T",),
+    attrs={"T": _dtypes.NUMBERS, "Tindices": _dtypes.INDEX, "Tnumsegments": _dtypes.INDEX},
+    shape=_unsorted_segment_shape, lower=_unsorted_segment_sum_lower,
+    grad=lambda op, dy: [gather_drop_negatives(dy, op.inputs[1]), None, None],
+))
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """Sums the rows of `data` that share a segment id, into `num_segments` rows."""
+    return apply_op("UnsortedSegmentSum", name=name, data=data, segment_ids=segment_ids,
+                    num_segments=num_segments)

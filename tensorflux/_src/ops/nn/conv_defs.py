@@ -1,0 +1,340 @@
+"""Convolution op records: Conv2D, Conv3D, DepthwiseConv2dNative and their backprop ops.
+
+Shape functions follow TF's C++ ones (common_shape_fns.cc), with their messages: SAME
+gives ceil(in / stride), VALID ceil((in - (k - 1) * dilation) / stride), EXPLICIT the
+VALID rule on the padded input; "Depth of input (3) is not a multiple of input depth of
+filter (2)"; "Negative dimension size caused by subtracting 3 from 2". What TF checks
+only in its kernels (strides/dilations in the batch or depth dimension, channel counts
+that were unknown when the graph was built, a backprop input whose size does not match
+the forward op) is checked in the lowerings, at run time, with the kernels' messages.
+
+Lowering: every convolution is one `lax.conv_general_dilated` whose dimension numbers
+are the op's own `data_format` (lhs/out "NHWC", "NCHW", "NDHWC" or "NCDHW"; filter
+"HWIO"/"DHWIO", TF's filter layout for both formats). No transposes are added in the
+graph: XLA's layout assignment picks the physical layout per backend, and NHWC is the
+layout its CPU convolution kernels run natively (NCHW input is transposed by XLA around
+the kernel), which is why NHWC is the fast path on CPU and the default, as in TF.
+Grouped convolution (input depth a multiple of the filter's) is `feature_group_count`;
+depthwise convolution is the grouped case with one group per input channel, its filter
+[kh, kw, C, M] seen as [kh, kw, 1, C * M] (output channel c * M + m, as in TF).
+
+The backprop ops are the transposes of these linear maps (`jax.linear_transpose`), which
+JAX lowers to the same convolutions with lhs dilation / swapped operands that XLA's
+own autodiff uses, so they are exact adjoints for every padding, stride and dilation.
+"""
+
+from __future__ import annotations
+
+import jax
+from jax import lax
+
+from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import errors
+from tensorflux._src.framework.tensor_shape import TensorShape
+from tensorflux._src.ops.nn import conv_grads as _g
+from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS,
+                                                 PADDINGS_EXPLICIT, channel_axis,
+                                                 check_valid_padding, explicit_pads, make_shape,
+                                                 spatial_axes, window_pads, windowed_output_dim)
+from tensorflux._src.ops.op_helpers import static_input, with_rank
+from tensorflux._src.ops.registry import OpDef, REQUIRED, register
+from tensorflux._src.ops.shape_fns import static_shape_from_tensor
+
+F = _dtypes.FLOATS
+_I32 = _dtypes.int32
+
+
+# -- shape functions ---------------------------------------------------------------------------
+def _check_lengths(op, label, rank, stride_text):
+    dilations, strides = op.get_attr("dilations"), op.get_attr("strides")
+    if len(dilations) != rank:
+        raise ValueError(f"{label} requires the dilation{'s' if label.startswith('Depth') else ''}"
+                         f" attribute to contain {rank} values, but got: {len(dilations)}")
+    if len(strides) != rank:
+        raise ValueError(f"{stride_text} requires the stride attribute to contain {rank} "
+                         f"values, but got: {len(strides)}")
+    return strides, dilations
+
+
+def _output_spatial(op, x, w, strides, dilations):
+    fmt = op.get_attr("data_format")
+    padding = op.get_attr("padding")
+    explicit = op.attrs.get("explicit_paddings", [])
+    if "explicit_paddings" in op.attrs:
+        check_valid_padding(padding, explicit, len(fmt), fmt)
+    dims = []
+    for i, ax in enumerate(spatial_axes(fmt, len(fmt))):
+        dims.append(windowed_output_dim(x[ax], w[i], dilations[ax], strides[ax], padding,
+                                        *explicit_pads(explicit, ax)))
+    return dims
+
+
+def _conv_shape(op):
+    """Conv2D / Conv3D: TF's Conv2DShapeImpl and Conv3DShape."""
+    fmt = op.get_attr("data_format")
+    rank = len(fmt)
+    x = with_rank(op.inputs[0].shape, rank)
+    w = with_rank(op.inputs[1].shape, rank)
+    label = op.type
+    stride_text = f"Conv2D on data format {fmt}" if label == "Conv2D" else label
+    strides, dilations = _check_lengths(op, label, rank, stride_text)
+    in_depth = x[channel_axis(fmt, rank)].value
+    filter_depth, out_depth = w[-2].value, w[-1].value
+    if in_depth is not None and filter_depth is not None:
+        if filter_depth == 0 or in_depth % filter_depth:
+            raise ValueError(f"Depth of input ({in_depth}) is not a multiple of input depth of "
+                             f"filter ({filter_depth})")
+        groups = in_depth // filter_depth
+        if groups > 1 and out_depth is not None and out_depth % groups:
+            raise ValueError(f"Depth of output ({out_depth}) is not a multiple of the number "
+                             f"of groups ({groups})")
+    spatial = _output_spatial(op, x, w, strides, dilations)
+    return TensorShape(make_shape(fmt, x[0], spatial, w[-1]))
+
+
+def _depthwise_shape(op):
+    """TF's DepthwiseConv2DNativeShape: output depth = input depth * channel multiplier."""
+    fmt = op.get_attr("data_format")
+    x = with_rank(op.inputs[0].shape, 4)
+    w = with_rank(op.inputs[1].shape, 4)
+    strides, dilations = _check_lengths(op, "DepthwiseConv2D", 4, "DepthwiseConv2D")
+    in_depth = x[channel_axis(fmt, 4)]
+    if not in_depth.is_compatible_with(w[2]):
+        raise ValueError(f"Dimensions must be equal, but are {in_depth} and {w[2]}")
+    out_depth = in_depth.merge_with(w[2]) * w[3]
+    spatial = _output_spatial(op, x, w, strides, dilations)
+    return TensorShape(make_shape(fmt, x[0], spatial, out_depth))
+
+
+def _shape_from_tensor(index, rank):
+    """Backprop ops: the output shape is the value of a shape input (TF's
+    MakeShapeFromShapeTensor + WithRank)."""
+
+    def shape_fn(op):
+        sizes = op.inputs[index]
+        with_rank(sizes.shape, 1)
+        return with_rank(static_shape_from_tensor(sizes), rank)
+
+    return shape_fn
+
+
+# -- lowering ------------------------------------------------------------------------------------
+def _spec(data_format):
+    n = len(data_format) - 2
+    spatial = "DHW"[3 - n:]
+    return (data_format, spatial + "IO", data_format)
+
+
+def _conv(x, w, strides, padding, explicit_paddings, data_format, dilations, groups=1):
+    """One TF convolution as lax.conv_general_dilated in the op's own layout."""
+    axes = spatial_axes(data_format, x.ndim)
+    pads = []
+    for i, ax in enumerate(axes):
+        before, after, _ = window_pads(x.shape[ax], w.shape[i], dilations[ax], strides[ax],
+                                       padding, *explicit_pads(explicit_paddings, ax))
+        pads.append((before, after))
+    return lax.conv_general_dilated(
+        x, w, window_strides=[strides[a] for a in axes], padding=pads,
+        rhs_dilation=[dilations[a] for a in axes], dimension_numbers=_spec(data_format),
+        feature_group_count=groups)
+
+
+def _unimplemented(message):
+    return errors.UnimplementedError(None, None, message)
+
+
+def _invalid(message):
+    return errors.InvalidArgumentError(None, None, message)
+
+
+def _check_kernel_attrs(strides, dilations, data_format):
+    """Checks TF makes when it builds the kernel (InitConv2DParameters, Conv3DOp)."""
+    c = channel_axis(data_format, len(data_format))
+    if strides[0] != 1 or strides[c] != 1:
+        raise _unimplemented("Current implementation does not yet support strides in the "
+                             "batch and depth dimensions.")
+    if dilations[0] != 1 or dilations[c] != 1:
+        raise _unimplemented("Current implementation does not yet support dilations in the "
+                             "batch and depth dimensions.")
+    if any(dilations[a] < 1 for a in spatial_axes(data_format, len(data_format))):
+        raise _invalid("Dilated rates should be larger than 0.")
+
+
+def _groups(x_shape, w_shape, data_format, label=None):
+    in_depth = x_shape[channel_axis(data_format, len(x_shape))]
+    filter_depth = w_shape[-2]
+    prefix = f"{label}: " if label else ""
+    if filter_depth <= 0 or in_depth % filter_depth:
+        raise _invalid(f"{prefix}input depth must be evenly divisible by filter depth: "
+                       f"{in_depth} vs {filter_depth}")
+    groups = in_depth // filter_depth
+    if w_shape[-1] % groups:
+        raise _invalid(f"{prefix}output depth must be evenly divisible by number of groups: "
+                       f"{w_shape[-1]} vs {groups}")
+    return groups
+
+
+def _depthwise_filter(w, in_depth, label=None):
+    """[kh, kw, C, M] -> [kh, kw, 1, C * M]: depthwise as a grouped convolution."""
+    if w.shape[2] != in_depth:
+        prefix = f"{label}: " if label else ""
+        raise _invalid(f"{prefix}input and filter must have the same depth: {in_depth} vs "
+                       f"{w.shape[2]}")
+    return w.reshape(w.shape[:2] + (1, w.shape[2] * w.shape[3]))
+
+
+def _conv2d_lower(input, filter, strides, padding, explicit_paddings, data_format,  # noqa: A002
+                  dilations):
+    _check_kernel_attrs(strides, dilations, data_format)
+    groups = _groups(input.shape, filter.shape, data_format)
+    return _conv(input, filter, strides, padding, explicit_paddings, data_format, dilations,
+                 groups)
+
+
+def _conv3d_lower(input, filter, strides, padding, data_format, dilations):  # noqa: A002
+    _check_kernel_attrs(strides, dilations, data_format)
+    groups = _groups(input.shape, filter.shape, data_format)
+    return _conv(input, filter, strides, padding, (), data_format, dilations, groups)
+
+
+def _depthwise_lower(input, filter, strides, padding, explicit_paddings, data_format,  # noqa: A002
+                     dilations):
+    _check_kernel_attrs(strides, dilations, data_format)
+    in_depth = input.shape[channel_axis(data_format, 4)]
+    w = _depthwise_filter(filter, in_depth)
+    return _conv(input, w, strides, padding, explicit_paddings, data_format, dilations,
+                 in_depth)
+
+
+# -- backprop lowerings: transposes of the forward maps ------------------------------------------
+def _check_backprop(label, x_shape, w_shape, dy_shape, strides, padding, explicit_paddings,
+                    data_format, dilations, depthwise):
+    """TF's ConvBackpropComputeDimensionsV2 checks, with its messages."""
+    rank = len(data_format)
+    for what, shape in (("input", x_shape), ("filter", w_shape), ("out_backprop", dy_shape)):
+        if len(shape) != rank:
+            raise _invalid(f"{label}: {what} must be {rank}-dimensional")
+    _check_kernel_attrs(strides, dilations, data_format)
+    if x_shape[0] != dy_shape[0]:
+        raise _invalid(f"{label}: input and out_backprop must have the same batch size, "
+                       f"input batch: {x_shape[0]} outbackprop batch: {dy_shape[0]}")
+    c = channel_axis(data_format, rank)
+    if depthwise:
+        if x_shape[c] != w_shape[2]:
+            raise _invalid(f"{label}: input and filter must have the same depth: "
+                           f"{x_shape[c]} vs {w_shape[2]}")
+        out_depth = w_shape[2] * w_shape[3]
+    else:
+        _groups(x_shape, w_shape, data_format, label)
+        out_depth = w_shape[-1]
+    if dy_shape[c] != out_depth:
+        raise _invalid(f"{label}: filter and out_backprop must have the same out_depth")
+    for i, ax in enumerate(spatial_axes(data_format, rank)):
+        _, _, out = window_pads(x_shape[ax], w_shape[i], dilations[ax], strides[ax], padding,
+                                *explicit_pads(explicit_paddings, ax))
+        if out != dy_shape[ax]:
+            raise _invalid(f"{label}: Size of out_backprop doesn't match computed: actual = "
+                           f"{dy_shape[ax]}, computed = {out} spatial_dim: {ax} input: "
+                           f"{x_shape[ax]} filter: {w_shape[i]} output: {dy_shape[ax]} "
+                           f"stride: {strides[ax]} dilation: {dilations[ax]}")
+
+
+def _sizes(value, label, name):
+    return tuple(int(d) for d in static_input(value, label, name).reshape(-1))
+
+
+def _forward(x, w, attrs, depthwise):
+    if depthwise:
+        in_depth = x.shape[channel_axis(attrs["data_format"], 4)]
+        return _conv(x, _depthwise_filter(w, in_depth), groups=in_depth, **attrs)
+    groups = _groups(x.shape, w.shape, attrs["data_format"])
+    return _conv(x, w, groups=groups, **attrs)
+
+
+def _backprop_input(label, depthwise=False):
+    def lower(input_sizes, filter, out_backprop, strides, padding, data_format,  # noqa: A002
+              dilations, explicit_paddings=()):
+        attrs = dict(strides=strides, padding=padding, explicit_paddings=explicit_paddings,
+                     data_format=data_format, dilations=dilations)
+        x_shape = _sizes(input_sizes, label, "input_sizes")
+        _check_backprop(label, x_shape, filter.shape, out_backprop.shape, depthwise=depthwise,
+                        **attrs)
+        spec = jax.ShapeDtypeStruct(x_shape, out_backprop.dtype)
+        transpose = jax.linear_transpose(lambda x: _forward(x, filter, attrs, depthwise), spec)
+        return transpose(out_backprop)[0]
+
+    return lower
+
+
+def _backprop_filter(label, depthwise=False):
+    def lower(input, filter_sizes, out_backprop, strides, padding, data_format,  # noqa: A002
+              dilations, explicit_paddings=()):
+        attrs = dict(strides=strides, padding=padding, explicit_paddings=explicit_paddings,
+                     data_format=data_format, dilations=dilations)
+        w_shape = _sizes(filter_sizes, label, "filter_sizes")
+        _check_backprop(label, input.shape, w_shape, out_backprop.shape, depthwise=depthwise,
+                        **attrs)
+        spec = jax.ShapeDtypeStruct(w_shape, out_backprop.dtype)
+        transpose = jax.linear_transpose(lambda w: _forward(input, w, attrs, depthwise), spec)
+        return transpose(out_backprop)[0]
+
+    return lower
+
+
+# -- records -------------------------------------------------------------------------------------
+def _conv_attrs(formats, explicit=True, cudnn=False):
+    attrs = {"T": F, "strides": REQUIRED, "padding": REQUIRED}
+    rules = {"strides": 0, "dilations": 0, "data_format": formats,
+             "padding": PADDINGS_EXPLICIT if explicit else PADDINGS}
+    if cudnn:
+        attrs["use_cudnn_on_gpu"] = True
+        rules["use_cudnn_on_gpu"] = bool
+    if explicit:
+        attrs["explicit_paddings"] = []
+        rules["explicit_paddings"] = 0
+    attrs["data_format"] = formats[0]
+    attrs["dilations"] = [1] * len(formats[0])
+    return attrs, rules
+
+
+def _register(name, inputs, shape, lower, grad, formats, explicit=True, cudnn=False,
+              extra_attrs=None, min_strides=0):
+    attrs, rules = _conv_attrs(formats, explicit, cudnn)
+    attrs.update(extra_attrs or {})
+    rules["strides"] = min_strides
+    ATTR_RULES[name] = rules
+    # Convolutions compile ~2x faster on XLA:CPU with library dot fusion (options.py).
+    register(OpDef(name, inputs=inputs, outputs=("output: T",), attrs=attrs, shape=shape,
+                   lower=lower, grad=grad, xla_cpu_library_fusion=True,
+                   type_defaults={"Tshape": _I32} if "Tshape" in attrs else {}))
+
+
+_register("Conv2D", ("input: T", "filter: T"), _conv_shape, _conv2d_lower, _g.conv2d_grad,
+          FORMATS_2D, cudnn=True)
+_register("Conv2DBackpropInput", ("input_sizes: int32", "filter: T", "out_backprop: T"),
+          _shape_from_tensor(0, 4), _backprop_input("Conv2DBackpropInput"),
+          _g.conv2d_backprop_input_grad, FORMATS_2D, cudnn=True)
+_register("Conv2DBackpropFilter", ("input: T", "filter_sizes: int32", "out_backprop: T"),
+          _shape_from_tensor(1, 4), _backprop_filter("Conv2DBackpropFilter"),
+          _g.conv2d_backprop_filter_grad, FORMATS_2D, cudnn=True)
+
+_register("Conv3D", ("input: T", "filter: T"), _conv_shape, _conv3d_lower, _g.conv3d_grad,
+          FORMATS_3D, explicit=False, min_strides=5)
+_register("Conv3DBackpropInputV2", ("input_sizes: Tshape", "filter: T", "out_backprop: T"),
+          _shape_from_tensor(0, 5), _backprop_input("Conv3DBackpropInputV2"),
+          _g.conv3d_backprop_input_grad, FORMATS_3D, explicit=False, min_strides=5,
+          extra_attrs={"Tshape": _dtypes.INDEX})
+_register("Conv3DBackpropFilterV2", ("input: T", "filter_sizes: int32", "out_backprop: T"),
+          _shape_from_tensor(1, 5), _backprop_filter("Conv3DBackpropFilterV2"),
+          _g.conv3d_backprop_filter_grad, FORMATS_3D, explicit=False, min_strides=5)
+
+_register("DepthwiseConv2dNative", ("input: T", "filter: T"), _depthwise_shape,
+          _depthwise_lower, _g.depthwise_grad, FORMATS_2D)
+_register("DepthwiseConv2dNativeBackpropInput",
+          ("input_sizes: int32", "filter: T", "out_backprop: T"), _shape_from_tensor(0, 4),
+          _backprop_input("DepthwiseConv2dNativeBackpropInput", depthwise=True),
+          _g.depthwise_backprop_input_grad, FORMATS_2D)
+_register("DepthwiseConv2dNativeBackpropFilter",
+          ("input: T", "filter_sizes: int32", "out_backprop: T"), _shape_from_tensor(1, 4),
+          _backprop_filter("DepthwiseConv2dNativeBackpropFilter", depthwise=True),
+          _g.depthwise_backprop_filter_grad, FORMATS_2D)
