@@ -575,26 +575,17 @@ class LinearOperatorLowRankUpdate(LinearOperator):
 
 
 # -- Adjoint and Inversion ---------------------------------------------------------------------
-def _hints_of_one(operator, relation, **given):
-    """The hints of an operator's adjoint or inverse (`relation`): each is the operator's
-    or the caller's, which must not contradict each other (TF's
+class _OfOne(LinearOperator):
+    """An operator's adjoint or inverse (`relation`): each hint is the operator's or the
+    caller's, which must not contradict each other (TF's
     use_operator_or_provided_hint_unless_contradicting)."""
-    return {hint: combine_hint(operator, hint, provided,
-                               f"An operator is {_HINT_WORDS[hint]} if and only if its "
-                               f"{relation} is {_HINT_WORDS[hint]}.")
-            for hint, provided in given.items()}
 
-
-class LinearOperatorAdjoint(LinearOperator):
-    """The adjoint A^H of an operator, acting through the operator's adjoint methods."""
-
-    def __init__(self, operator, is_non_singular=None, is_self_adjoint=None,
-                 is_positive_definite=None, is_square=None, name=None):
+    def __init__(self, operator, relation, name, **given):
         self._operator = operator
-        hints = _hints_of_one(operator, "adjoint", is_non_singular=is_non_singular,
-                              is_self_adjoint=is_self_adjoint,
-                              is_positive_definite=is_positive_definite, is_square=is_square)
-        name = name or operator.name + "_adjoint"
+        hints = {hint: combine_hint(operator, hint, provided,
+                                    f"An operator is {_HINT_WORDS[hint]} if and only if its "
+                                    f"{relation} is {_HINT_WORDS[hint]}.")
+                 for hint, provided in given.items()}
         with _graph.name_scope(name):
             super().__init__(operator.dtype, graph_parents=operator.graph_parents, name=name,
                              **hints)
@@ -602,6 +593,16 @@ class LinearOperatorAdjoint(LinearOperator):
     @property
     def operator(self):
         return self._operator
+
+
+class LinearOperatorAdjoint(_OfOne):
+    """The adjoint A^H of an operator, acting through the operator's adjoint methods."""
+
+    def __init__(self, operator, is_non_singular=None, is_self_adjoint=None,
+                 is_positive_definite=None, is_square=None, name=None):
+        super().__init__(operator, "adjoint", name or operator.name + "_adjoint",
+                         is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
+                         is_positive_definite=is_positive_definite, is_square=is_square)
 
     def _shape(self):
         s = self._operator.shape
@@ -636,29 +637,20 @@ class LinearOperatorAdjoint(LinearOperator):
         return adjoint(self._operator.to_dense())
 
 
-class LinearOperatorInversion(LinearOperator):
+class LinearOperatorInversion(_OfOne):
     """A^-1: matmul solves with the operator and solve multiplies by it."""
 
     def __init__(self, operator, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=None, name=None):
-        self._operator = operator
         if operator.is_non_singular is False or is_non_singular is False:
             raise ValueError(f"operator and supplied hints must result in a non-singular "
                              f"matrix: {operator.name}")
         if operator.is_square is False or is_square is False:
             raise ValueError(f"operator and supplied hints must result in a square matrix: "
                              f"{operator.name}")
-        hints = _hints_of_one(operator, "inverse", is_non_singular=is_non_singular,
-                              is_self_adjoint=is_self_adjoint,
-                              is_positive_definite=is_positive_definite, is_square=is_square)
-        name = name or operator.name + "_inv"
-        with _graph.name_scope(name):
-            super().__init__(operator.dtype, graph_parents=operator.graph_parents, name=name,
-                             **hints)
-
-    @property
-    def operator(self):
-        return self._operator
+        super().__init__(operator, "inverse", name or operator.name + "_inv",
+                         is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
+                         is_positive_definite=is_positive_definite, is_square=is_square)
 
     def _shape(self):
         return self._operator.shape
