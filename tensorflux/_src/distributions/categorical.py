@@ -40,7 +40,7 @@ def _broadcast_cat_event_and_params(event, params, base_dtype):
     return event, params
 
 
-class Categorical(distribution.Distribution):
+class Categorical(distribution.ScalarEvent):
     """A class index drawn with probabilities softmax(logits) (or the given probs)."""
 
     def __init__(self, logits=None, probs=None, dtype=_dtypes.int32, validate_args=False,
@@ -95,12 +95,6 @@ class Categorical(distribution.Distribution):
 
     def _batch_shape(self):
         return self.logits.shape[:-1]
-
-    def _event_shape_tensor(self):
-        return convert_to_tensor(np.zeros([0], np.int32))
-
-    def _event_shape(self):
-        return TensorShape([])
 
     def _sample_n(self, n, seed=None):
         if self.logits.shape.ndims == 2:
