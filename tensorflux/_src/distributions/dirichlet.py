@@ -225,9 +225,6 @@ class DirichletMultinomial(_Concentrations):
                              / (1.0 + c0))
 
     def _maybe_assert_valid_sample(self, counts):
-        if not self.validate_args:
-            return counts
-        counts = util.embed_check_nonnegative_integer_form(counts)
-        return util.with_dependencies([check_ops.assert_equal(
-            self.total_count, reduce_ops.reduce_sum(counts, -1),
-            message="counts last-dimension must sum to `self.total_count`")], counts)
+        return util.maybe_check_counts(
+            self.validate_args, counts, self.total_count,
+            "counts last-dimension must sum to `self.total_count`")
