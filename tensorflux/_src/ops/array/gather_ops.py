@@ -189,7 +189,13 @@ def gather_nd(params, indices, name=None, batch_dims=0):
 def _scatter_nd_shape(op):
     indices = with_rank_at_least(op.inputs[0].shape, 1)
     updates = with_rank_at_least(op.inputs[1].shape, 1)
-    out = static_shape_from_tensor(op.inputs[2])
+    return scatter_nd_shape_helper(indices, updates, static_shape_from_tensor(op.inputs[2]))
+
+
+def scatter_nd_shape_helper(indices, updates, out):
+    """TF's ScatterNdShapeHelper (ScatterNd, TensorScatter*, ScatterNd* on variables):
+    indices' outer dims match updates', out's inner dims match updates' inner dims.
+    Returns `out`."""
     if out.num_elements() == 0 and (indices.num_elements() or updates.num_elements()):
         raise ValueError("Indices and updates specified for empty output shape")
     if indices.ndims is None or updates.ndims is None or indices.dims[-1].value is None:
