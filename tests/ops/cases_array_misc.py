@@ -4,22 +4,10 @@ searchsorted, histograms and fake quantization (array family)."""
 import numpy as np
 
 import tensorflux as tf
-from tests.ops.harness import Case, uniform
+from tests.ops.harness import Case, fixed, ints, uniform
 
 F = (np.float32,)
 FI = (np.float32, np.int32)
-
-
-def ints(low, high):
-    def make(rng, shape, dtype):
-        return rng.integers(low, high + 1, size=shape).astype(dtype)
-    return make
-
-
-def fixed(values):
-    def make(rng, shape, dtype):
-        return np.asarray(values, dtype).reshape(shape)
-    return make
 
 
 def sorted_rows(rng, shape, dtype):

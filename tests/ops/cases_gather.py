@@ -9,13 +9,7 @@ import numpy as np
 
 import tensorflux as tf
 from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
-from tests.ops.harness import Case, uniform
-
-
-def ints(low, high):
-    def make(rng, shape, dtype):
-        return rng.integers(low, high + 1, size=shape).astype(dtype)
-    return make
+from tests.ops.harness import Case, ints, uniform
 
 
 def np_gather(params, indices, axis=0):

@@ -7,11 +7,7 @@ import numpy as np
 from scipy.stats import qmc
 
 import tensorflux as tf
-from tests.ops.harness import Case, uniform
-
-
-def fixed(values):
-    return lambda rng, shape, dtype: np.array(values, dtype)
+from tests.ops.harness import Case, fixed, uniform
 
 
 def with_length(fn, n):

@@ -7,11 +7,7 @@ import numpy as np
 
 import tensorflux as tf
 from tensorflux._src.ops.op_builder import apply_op
-from tests.ops.harness import Case, uniform
-
-
-def fixed(values):
-    return lambda rng, shape, dtype: np.array(values, dtype)
+from tests.ops.harness import Case, fixed, uniform
 
 
 SORTED = [0, 0, 2, 2, 3]  # segment 1 empty

@@ -10,7 +10,7 @@ import numpy as np
 
 import tensorflux as tf
 from tensorflux._src.ops.op_builder import apply_op
-from tests.ops.harness import Case, uniform
+from tests.ops.harness import Case, fixed, uniform
 
 FLOAT = (np.float32, np.float64)
 
@@ -170,10 +170,6 @@ def np_frac_avg_grad(shape, dy, overlapping):
         for r, q in itertools.product(rows, cols):
             dx[:, r, q] += share
     return dx.astype(dy.dtype)
-
-
-def fixed(value):
-    return lambda rng, shape, dtype: np.asarray(value, dtype)
 
 
 # -- raw convolutions --------------------------------------------------------------------------

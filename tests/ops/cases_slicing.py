@@ -4,17 +4,10 @@ import numpy as np
 
 import tensorflux as tf
 from tensorflux._src.ops.op_builder import apply_op
-from tests.ops.harness import Case, uniform
+from tests.ops.harness import Case, ints, uniform
 
 F = (np.float32,)
 FI = (np.float32, np.int32)
-
-
-def ints(low, high):
-    """Integer inputs in [low, high] (indices that are fed at run time)."""
-    def make(rng, shape, dtype):
-        return rng.integers(low, high + 1, size=shape).astype(dtype)
-    return make
 
 
 def getitem(spec, shapes, dtypes=F, name=None):

@@ -32,6 +32,20 @@ def uniform(low=-3.0, high=3.0):
     return make
 
 
+def ints(low, high):
+    """Integers in [low, high] (indices that are fed at run time)."""
+    def make(rng, shape, dtype):
+        return rng.integers(low, high + 1, size=shape).astype(dtype)
+    return make
+
+
+def fixed(values):
+    """The same `values` every time, shaped as the input."""
+    def make(rng, shape, dtype):
+        return np.asarray(values, dtype).reshape(shape)
+    return make
+
+
 def positive(low=0.5, high=3.0):
     return uniform(low, high)
 

@@ -9,16 +9,7 @@ import pytest
 
 import tensorflux as tf
 from tensorflux._src.ops.op_builder import apply_op
-
-
-def run(fetches, feeds=None):
-    with tf.Session() as sess:
-        return sess.run(fetches, feeds)
-
-
-def raises_at_run(fetch, feeds, message):
-    with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(message)):
-        run(fetch, feeds)
+from tests.helpers import raises_at_run, run
 
 
 # -- bincount ----------------------------------------------------------------------------------

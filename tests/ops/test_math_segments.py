@@ -8,18 +8,9 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
+from tests.helpers import raises_at_run, run
 
 F32 = np.float32
-
-
-def run(fetches, feeds=None):
-    with tf.Session() as sess:
-        return sess.run(fetches, feeds)
-
-
-def raises_at_run(fetch, feeds, message):
-    with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(message)):
-        run(fetch, feeds)
 
 
 # -- sorted segments ------------------------------------------------------------------------------

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from tensorflux._src.distributions import distribution, kullback_leibler
 from tensorflux._src.distributions import util
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.nn import nn_ops
@@ -20,7 +17,7 @@ from tensorflux._src.ops.nn.nn_loss_ops import sigmoid_cross_entropy_with_logits
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(distribution.Distribution):
+class Bernoulli(distribution.ScalarEvent):
     """Bernoulli(probs): 1 with probability probs (given as probs or logits), else 0."""
 
     def __init__(self, logits=None, probs=None, dtype=_dtypes.int32, validate_args=False,
@@ -52,12 +49,6 @@ class Bernoulli(distribution.Distribution):
 
     def _batch_shape(self):
         return self._logits.shape
-
-    def _event_shape_tensor(self):
-        return convert_to_tensor(np.zeros([0], np.int32))
-
-    def _event_shape(self):
-        return TensorShape([])
 
     def _sample_n(self, n, seed=None):
         new_shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)

@@ -9,7 +9,6 @@ from tensorflux._src.distributions import util
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.random import random_ops
@@ -20,7 +19,7 @@ from tensorflux._src.ops.math.special import betainc
 __all__ = ["Beta"]
 
 
-class Beta(distribution.Distribution):
+class Beta(distribution.ScalarEvent):
     """Beta(concentration1, concentration0) on (0, 1), sampled as G1 / (G1 + G0) from two
     Gamma draws (so gradients reach both concentrations)."""
 
@@ -63,12 +62,6 @@ class Beta(distribution.Distribution):
 
     def _batch_shape(self):
         return self.total_concentration.shape
-
-    def _event_shape_tensor(self):
-        return convert_to_tensor(np.zeros([0], np.int32))
-
-    def _event_shape(self):
-        return TensorShape([])
 
     def _sample_n(self, n, seed=None):
         # One Gamma op draws both gammas (TF uses two with related seeds): the same

@@ -40,7 +40,7 @@ def _broadcast_cat_event_and_params(event, params, base_dtype):
     return event, params
 
 
-class Categorical(distribution.Distribution):
+class Categorical(distribution.ScalarEvent):
     """A class index drawn with probabilities softmax(logits) (or the given probs)."""
 
     def __init__(self, logits=None, probs=None, dtype=_dtypes.int32, validate_args=False,
@@ -96,12 +96,6 @@ class Categorical(distribution.Distribution):
     def _batch_shape(self):
         return self.logits.shape[:-1]
 
-    def _event_shape_tensor(self):
-        return convert_to_tensor(np.zeros([0], np.int32))
-
-    def _event_shape(self):
-        return TensorShape([])
-
     def _sample_n(self, n, seed=None):
         if self.logits.shape.ndims == 2:
             logits_2d = self.logits
@@ -113,13 +107,16 @@ class Categorical(distribution.Distribution):
                                   array_ops.concat([[n], self.batch_shape_tensor()], 0))
         return math_ops.cast(draws, self.dtype)
 
-    def _cdf(self, k):
-        # TF 1.15 sums the probabilities of the classes below k (sequence_mask(k)).
+    def _event_and(self, k, params):
+        """Class indices k (checked when validate_args) and `params`, broadcast."""
         k = convert_to_tensor(k, name="k")
         if self.validate_args:
             k = util.embed_check_integer_casting_closed(k, target_dtype=_dtypes.int32)
-        k, probs = _broadcast_cat_event_and_params(k, self.probs,
-                                                   base_dtype=self.dtype.base_dtype)
+        return _broadcast_cat_event_and_params(k, params, base_dtype=self.dtype.base_dtype)
+
+    def _cdf(self, k):
+        # TF 1.15 sums the probabilities of the classes below k (sequence_mask(k)).
+        k, probs = self._event_and(k, self.probs)
         flat_probs = array_ops.reshape(probs, array_ops.stack([-1, self._event_size]))
         flat_k = array_ops.reshape(k, [-1])
         to_sum_over = util.where(sequence_mask(flat_k, self._event_size), flat_probs,
@@ -128,11 +125,7 @@ class Categorical(distribution.Distribution):
                                  array_ops.shape(k))
 
     def _log_prob(self, k):
-        k = convert_to_tensor(k, name="k")
-        if self.validate_args:
-            k = util.embed_check_integer_casting_closed(k, target_dtype=_dtypes.int32)
-        k, logits = _broadcast_cat_event_and_params(k, self.logits,
-                                                    base_dtype=self.dtype.base_dtype)
+        k, logits = self._event_and(k, self.logits)
         return -nn_ops.sparse_softmax_cross_entropy_with_logits(labels=k, logits=logits)
 
     def _entropy(self):

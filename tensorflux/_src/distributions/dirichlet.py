@@ -41,23 +41,15 @@ def _one(dtype):
     return convert_to_tensor(np.ones([], dtype.as_numpy_dtype))
 
 
-class Dirichlet(distribution.Distribution):
-    """Dirichlet(concentration) over the simplex of the last dimension; samples are
-    normalized Gamma draws (reparameterized)."""
+class _Concentrations(distribution.Distribution):
+    """Dirichlet and DirichletMultinomial: a concentration vector per batch member (its
+    last dimension is the event) and its total; the covariance from the mean and the
+    variance's scale term."""
 
-    def __init__(self, concentration, validate_args=False, allow_nan_stats=True,
-                 name="Dirichlet"):
-        parameters = dict(locals())
-        with _graph.name_scope(name, values=[concentration]) as name:
-            self._concentration = _check_concentration(
-                convert_to_tensor(concentration, name="concentration"), validate_args)
-            self._total_concentration = reduce_ops.reduce_sum(self._concentration, -1)
-        super().__init__(dtype=self._concentration.dtype, validate_args=validate_args,
-                         allow_nan_stats=allow_nan_stats,
-                         reparameterization_type=distribution.FULLY_REPARAMETERIZED,
-                         parameters=parameters,
-                         graph_parents=[self._concentration, self._total_concentration],
-                         name=name)
+    def _set_concentration(self, concentration, validate_args):
+        self._concentration = _check_concentration(
+            convert_to_tensor(concentration, name="concentration"), validate_args)
+        self._total_concentration = reduce_ops.reduce_sum(self._concentration, -1)
 
     @property
     def concentration(self):
@@ -78,6 +70,29 @@ class Dirichlet(distribution.Distribution):
 
     def _event_shape(self):
         return self.concentration.shape.with_rank_at_least(1)[-1:]
+
+    def _covariance(self):
+        x = self._variance_scale_term() * self._mean()
+        return matrix_set_diag(
+            -matmul(array_ops.expand_dims(x, -1), array_ops.expand_dims(x, -2)),
+            self._variance())
+
+
+class Dirichlet(_Concentrations):
+    """Dirichlet(concentration) over the simplex of the last dimension; samples are
+    normalized Gamma draws (reparameterized)."""
+
+    def __init__(self, concentration, validate_args=False, allow_nan_stats=True,
+                 name="Dirichlet"):
+        parameters = dict(locals())
+        with _graph.name_scope(name, values=[concentration]) as name:
+            self._set_concentration(concentration, validate_args)
+        super().__init__(dtype=self._concentration.dtype, validate_args=validate_args,
+                         allow_nan_stats=allow_nan_stats,
+                         reparameterization_type=distribution.FULLY_REPARAMETERIZED,
+                         parameters=parameters,
+                         graph_parents=[self._concentration, self._total_concentration],
+                         name=name)
 
     def _sample_n(self, n, seed=None):
         gamma_sample = random_ops.random_gamma(shape=[n], alpha=self.concentration,
@@ -106,12 +121,6 @@ class Dirichlet(distribution.Distribution):
 
     def _mean(self):
         return self.concentration / array_ops.expand_dims(self.total_concentration, -1)
-
-    def _covariance(self):
-        x = self._variance_scale_term() * self._mean()
-        return matrix_set_diag(
-            -matmul(array_ops.expand_dims(x, -1), array_ops.expand_dims(x, -2)),
-            self._variance())
 
     def _variance(self):
         scale = self._variance_scale_term()
@@ -155,7 +164,7 @@ def _kl_dirichlet_dirichlet(d1, d2, name=None):
                 - lbeta(d1.concentration) + lbeta(d2.concentration))
 
 
-class DirichletMultinomial(distribution.Distribution):
+class DirichletMultinomial(_Concentrations):
     """Counts of total_count draws from a Categorical whose probabilities are a
     Dirichlet(concentration) draw."""
 
@@ -167,9 +176,7 @@ class DirichletMultinomial(distribution.Distribution):
             if validate_args:
                 self._total_count = util.embed_check_nonnegative_integer_form(
                     self._total_count)
-            self._concentration = _check_concentration(
-                convert_to_tensor(concentration, name="concentration"), validate_args)
-            self._total_concentration = reduce_ops.reduce_sum(self._concentration, -1)
+            self._set_concentration(concentration, validate_args)
         super().__init__(dtype=self._concentration.dtype, validate_args=validate_args,
                          allow_nan_stats=allow_nan_stats,
                          reparameterization_type=distribution.NOT_REPARAMETERIZED,
@@ -179,26 +186,6 @@ class DirichletMultinomial(distribution.Distribution):
     @property
     def total_count(self):
         return self._total_count
-
-    @property
-    def concentration(self):
-        return self._concentration
-
-    @property
-    def total_concentration(self):
-        return self._total_concentration
-
-    def _batch_shape_tensor(self):
-        return array_ops.shape(self.total_concentration)
-
-    def _batch_shape(self):
-        return self.total_concentration.shape
-
-    def _event_shape_tensor(self):
-        return array_ops.shape(self.concentration)[-1:]
-
-    def _event_shape(self):
-        return self.concentration.shape.with_rank_at_least(1)[-1:]
 
     def _sample_n(self, n, seed=None):
         # total_count is one number here, as in TF (its draws are one Multinomial op).
@@ -227,12 +214,6 @@ class DirichletMultinomial(distribution.Distribution):
         return array_ops.expand_dims(self.total_count, -1) * (
             self.concentration / array_ops.expand_dims(self.total_concentration, -1))
 
-    def _covariance(self):
-        x = self._variance_scale_term() * self._mean()
-        return matrix_set_diag(
-            -matmul(array_ops.expand_dims(x, -1), array_ops.expand_dims(x, -2)),
-            self._variance())
-
     def _variance(self):
         scale = self._variance_scale_term()
         x = scale * self._mean()
@@ -244,9 +225,6 @@ class DirichletMultinomial(distribution.Distribution):
                              / (1.0 + c0))
 
     def _maybe_assert_valid_sample(self, counts):
-        if not self.validate_args:
-            return counts
-        counts = util.embed_check_nonnegative_integer_form(counts)
-        return util.with_dependencies([check_ops.assert_equal(
-            self.total_count, reduce_ops.reduce_sum(counts, -1),
-            message="counts last-dimension must sum to `self.total_count`")], counts)
+        return util.maybe_check_counts(
+            self.validate_args, counts, self.total_count,
+            "counts last-dimension must sum to `self.total_count`")

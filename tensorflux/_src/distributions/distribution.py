@@ -1,6 +1,7 @@
 """The Distribution base class of tf.distributions (TF 1.15's API): public methods open
 the distribution's name scope and call the subclass's `_method`, with TF's fallbacks
-(prob from log_prob, stddev from variance, survival from cdf, ...)."""
+(prob from log_prob, stddev from variance, survival from cdf, ...); and the bases the
+concrete distributions share (scalar events, broadcast float parameters)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import contextlib
 
 import numpy as np
 
+from tensorflux._src.distributions import util
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
@@ -16,6 +18,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, as_shape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops.shape_fns import static_value
 
 __all__ = ["Distribution", "ReparameterizationType", "FULLY_REPARAMETERIZED",
@@ -377,3 +380,51 @@ class Distribution(metaclass=_DistributionMeta):
         if shape.shape.ndims is not None and shape.shape[0].value is not None:
             return shape.shape.as_list() == [0]
         return math_ops.equal(array_ops.shape(shape)[0], 0)
+
+
+# -- shared bases of the concrete distributions ----------------------------------------------
+class ScalarEvent(Distribution):
+    """A distribution over scalars: its event shape is []."""
+
+    def _event_shape_tensor(self):
+        return convert_to_tensor(np.zeros([0], np.int32))
+
+    def _event_shape(self):
+        return TensorShape([])
+
+
+class BroadcastParameters(ScalarEvent):
+    """A reparameterized distribution over scalars whose float parameters (`_param_names`,
+    in the constructor's order) broadcast to its batch shape: Normal, Laplace, StudentT,
+    Uniform, Gamma. Each parameter becomes an identity op named after it (after the checks
+    validate_args adds) and the attribute `_<name>`."""
+
+    _param_names = ()
+
+    def __init__(self, values, checks, validate_args, allow_nan_stats, parameters, name):
+        """values: the parameters, in `_param_names` order; checks(*values): the
+        assertions validate_args adds."""
+        with _graph.name_scope(name, values=list(values)) as name:
+            with _graph.control_dependencies(checks(*values) if validate_args else []):
+                params = [array_ops.identity(v, name=n)
+                          for n, v in zip(self._param_names, values)]
+                check_ops.assert_same_float_dtype(params)
+        for n, t in zip(self._param_names, params):
+            setattr(self, "_" + n, t)
+        super().__init__(dtype=params[0].dtype, reparameterization_type=FULLY_REPARAMETERIZED,
+                         validate_args=validate_args, allow_nan_stats=allow_nan_stats,
+                         parameters=parameters, graph_parents=params, name=name)
+
+    @classmethod
+    def _param_shapes(cls, sample_shape):
+        shape = convert_to_tensor(sample_shape, dtype=_dtypes.int32)
+        return {n: shape for n in cls._param_names}
+
+    def _params(self):
+        return [getattr(self, "_" + n) for n in self._param_names]
+
+    def _batch_shape_tensor(self):
+        return util.dynamic_broadcast(*self._params())
+
+    def _batch_shape(self):
+        return util.static_broadcast(*(p.shape for p in self._params()))

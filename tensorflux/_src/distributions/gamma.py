@@ -9,7 +9,6 @@ from tensorflux._src.distributions import util
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.random import random_ops
@@ -20,30 +19,18 @@ from tensorflux._src.ops.math.special import igamma
 __all__ = ["Gamma", "Exponential"]
 
 
-class Gamma(distribution.Distribution):
+class Gamma(distribution.BroadcastParameters):
     """Gamma(concentration, rate); samples are differentiable in both (implicit
     reparameterization of tf.random_gamma)."""
+
+    _param_names = ("concentration", "rate")
 
     def __init__(self, concentration, rate, validate_args=False, allow_nan_stats=True,
                  name="Gamma"):
         parameters = dict(locals())
-        with _graph.name_scope(name, values=[concentration, rate]) as name:
-            with _graph.control_dependencies(
-                    [check_ops.assert_positive(concentration), check_ops.assert_positive(rate)]
-                    if validate_args else []):
-                self._concentration = array_ops.identity(concentration, name="concentration")
-                self._rate = array_ops.identity(rate, name="rate")
-                check_ops.assert_same_float_dtype([self._concentration, self._rate])
-        super().__init__(dtype=self._concentration.dtype,
-                         reparameterization_type=distribution.FULLY_REPARAMETERIZED,
-                         validate_args=validate_args, allow_nan_stats=allow_nan_stats,
-                         parameters=parameters,
-                         graph_parents=[self._concentration, self._rate], name=name)
-
-    @staticmethod
-    def _param_shapes(sample_shape):
-        shape = convert_to_tensor(sample_shape, dtype=_dtypes.int32)
-        return {"concentration": shape, "rate": shape}
+        super().__init__((concentration, rate), lambda concentration, rate: [
+            check_ops.assert_positive(concentration), check_ops.assert_positive(rate)],
+            validate_args, allow_nan_stats, parameters, name)
 
     @property
     def concentration(self):
@@ -52,18 +39,6 @@ class Gamma(distribution.Distribution):
     @property
     def rate(self):
         return self._rate
-
-    def _batch_shape_tensor(self):
-        return util.dynamic_broadcast(self.concentration, self.rate)
-
-    def _batch_shape(self):
-        return util.static_broadcast(self.concentration.shape, self.rate.shape)
-
-    def _event_shape_tensor(self):
-        return convert_to_tensor(np.zeros([0], np.int32))
-
-    def _event_shape(self):
-        return TensorShape([])
 
     def _sample_n(self, n, seed=None):
         return random_ops.random_gamma(shape=[n], alpha=self.concentration, beta=self.rate,

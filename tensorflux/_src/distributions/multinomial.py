@@ -11,7 +11,6 @@ from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.nn import nn_ops
 from tensorflux._src.ops.random import random_ops
-from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops.math import reduce_ops
 from tensorflux._src.ops.array import generator_ops as gen
 from tensorflux._src.ops.array.gather_ops import one_hot
@@ -116,9 +115,5 @@ class Multinomial(distribution.Distribution):
         return self._mean_val - self._mean_val * p
 
     def _maybe_assert_valid_sample(self, counts):
-        if not self.validate_args:
-            return counts
-        counts = util.embed_check_nonnegative_integer_form(counts)
-        return util.with_dependencies([check_ops.assert_equal(
-            self.total_count, reduce_ops.reduce_sum(counts, -1),
-            message="counts must sum to `self.total_count`")], counts)
+        return util.maybe_check_counts(self.validate_args, counts, self.total_count,
+                                       "counts must sum to `self.total_count`")

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from tensorflux._src.distributions import distribution, kullback_leibler
 from tensorflux._src.distributions import util
-from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.random import random_ops
@@ -21,27 +16,15 @@ from tensorflux._src.ops.array import generator_ops as gen
 __all__ = ["Normal"]
 
 
-class Normal(distribution.Distribution):
+class Normal(distribution.BroadcastParameters):
     """N(loc, scale^2); samples are loc + scale * N(0, 1), so gradients reach both."""
+
+    _param_names = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name="Normal"):
         parameters = dict(locals())
-        with _graph.name_scope(name, values=[loc, scale]) as name:
-            with _graph.control_dependencies([check_ops.assert_positive(scale)]
-                                             if validate_args else []):
-                self._loc = array_ops.identity(loc, name="loc")
-                self._scale = array_ops.identity(scale, name="scale")
-                check_ops.assert_same_float_dtype([self._loc, self._scale])
-        super().__init__(dtype=self._scale.dtype,
-                         reparameterization_type=distribution.FULLY_REPARAMETERIZED,
-                         validate_args=validate_args, allow_nan_stats=allow_nan_stats,
-                         parameters=parameters, graph_parents=[self._loc, self._scale],
-                         name=name)
-
-    @staticmethod
-    def _param_shapes(sample_shape):
-        shape = convert_to_tensor(sample_shape, dtype=_dtypes.int32)
-        return {"loc": shape, "scale": shape}
+        super().__init__((loc, scale), lambda loc, scale: [check_ops.assert_positive(scale)],
+                         validate_args, allow_nan_stats, parameters, name)
 
     @property
     def loc(self):
@@ -50,18 +33,6 @@ class Normal(distribution.Distribution):
     @property
     def scale(self):
         return self._scale
-
-    def _batch_shape_tensor(self):
-        return util.dynamic_broadcast(self.loc, self.scale)
-
-    def _batch_shape(self):
-        return util.static_broadcast(self.loc.shape, self.scale.shape)
-
-    def _event_shape_tensor(self):
-        return convert_to_tensor(np.zeros([0], np.int32))
-
-    def _event_shape(self):
-        return TensorShape([])
 
     def _sample_n(self, n, seed=None):
         shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)

@@ -8,10 +8,7 @@ import numpy as np
 
 from tensorflux._src.distributions import distribution
 from tensorflux._src.distributions import util
-from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.random import random_ops
@@ -22,30 +19,18 @@ from tensorflux._src.ops.math.special import betainc, lbeta
 __all__ = ["StudentT"]
 
 
-class StudentT(distribution.Distribution):
+class StudentT(distribution.BroadcastParameters):
     """Student's t with df degrees of freedom, location loc and scale scale; samples are
     N(0, 1) * rsqrt(Gamma(df / 2, rate 1/2) / df) * scale + loc (reparameterized)."""
+
+    _param_names = ("df", "loc", "scale")
 
     def __init__(self, df, loc, scale, validate_args=False, allow_nan_stats=True,
                  name="StudentT"):
         parameters = dict(locals())
-        with _graph.name_scope(name, values=[df, loc, scale]) as name:
-            with _graph.control_dependencies([check_ops.assert_positive(df)]
-                                             if validate_args else []):
-                self._df = array_ops.identity(df, name="df")
-                self._loc = array_ops.identity(loc, name="loc")
-                self._scale = array_ops.identity(scale, name="scale")
-                check_ops.assert_same_float_dtype((self._df, self._loc, self._scale))
-        super().__init__(dtype=self._scale.dtype,
-                         reparameterization_type=distribution.FULLY_REPARAMETERIZED,
-                         validate_args=validate_args, allow_nan_stats=allow_nan_stats,
-                         parameters=parameters,
-                         graph_parents=[self._df, self._loc, self._scale], name=name)
-
-    @staticmethod
-    def _param_shapes(sample_shape):
-        shape = convert_to_tensor(sample_shape, dtype=_dtypes.int32)
-        return {"df": shape, "loc": shape, "scale": shape}
+        super().__init__((df, loc, scale),
+                         lambda df, loc, scale: [check_ops.assert_positive(df)],
+                         validate_args, allow_nan_stats, parameters, name)
 
     @property
     def df(self):
@@ -58,18 +43,6 @@ class StudentT(distribution.Distribution):
     @property
     def scale(self):
         return self._scale
-
-    def _batch_shape_tensor(self):
-        return util.dynamic_broadcast(self.df, self.loc, self.scale)
-
-    def _batch_shape(self):
-        return util.static_broadcast(self.df.shape, self.loc.shape, self.scale.shape)
-
-    def _event_shape_tensor(self):
-        return convert_to_tensor(np.zeros([0], np.int32))
-
-    def _event_shape(self):
-        return TensorShape([])
 
     def _sample_n(self, n, seed=None):
         shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from tensorflux._src.distributions import distribution
 from tensorflux._src.distributions import util
-from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework import graph as _graph
-from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.random import random_ops
@@ -21,33 +15,17 @@ from tensorflux._src.ops.array import generator_ops as gen
 __all__ = ["Uniform"]
 
 
-def _scalar_event():
-    return convert_to_tensor(np.zeros([0], np.int32))
-
-
-class Uniform(distribution.Distribution):
+class Uniform(distribution.BroadcastParameters):
     """Uniform on [low, high); samples are low + (high - low) * U[0, 1)."""
+
+    _param_names = ("low", "high")
 
     def __init__(self, low=0.0, high=1.0, validate_args=False, allow_nan_stats=True,
                  name="Uniform"):
         parameters = dict(locals())
-        with _graph.name_scope(name, values=[low, high]) as name:
-            with _graph.control_dependencies([check_ops.assert_less(
-                    low, high, message="uniform not defined when low >= high.")]
-                    if validate_args else []):
-                self._low = array_ops.identity(low, name="low")
-                self._high = array_ops.identity(high, name="high")
-                check_ops.assert_same_float_dtype([self._low, self._high])
-        super().__init__(dtype=self._low.dtype,
-                         reparameterization_type=distribution.FULLY_REPARAMETERIZED,
-                         validate_args=validate_args, allow_nan_stats=allow_nan_stats,
-                         parameters=parameters, graph_parents=[self._low, self._high],
-                         name=name)
-
-    @staticmethod
-    def _param_shapes(sample_shape):
-        shape = convert_to_tensor(sample_shape, dtype=_dtypes.int32)
-        return {"low": shape, "high": shape}
+        super().__init__((low, high), lambda low, high: [check_ops.assert_less(
+            low, high, message="uniform not defined when low >= high.")],
+            validate_args, allow_nan_stats, parameters, name)
 
     @property
     def low(self):
@@ -61,18 +39,6 @@ class Uniform(distribution.Distribution):
         """high - low."""
         with self._name_scope(name):
             return self.high - self.low
-
-    def _batch_shape_tensor(self):
-        return util.dynamic_broadcast(self.low, self.high)
-
-    def _batch_shape(self):
-        return util.static_broadcast(self.low.shape, self.high.shape)
-
-    def _event_shape_tensor(self):
-        return _scalar_event()
-
-    def _event_shape(self):
-        return TensorShape([])
 
     def _sample_n(self, n, seed=None):
         shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)

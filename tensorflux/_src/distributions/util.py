@@ -112,6 +112,16 @@ def embed_check_nonnegative_integer_form(x, name="embed_check_nonnegative_intege
         return with_dependencies(deps, x)
 
 
+def maybe_check_counts(validate_args, counts, total_count, message):
+    """`counts` after checks (when validate_args) that they are non-negative integers
+    summing to `total_count` over the last dimension (`message` when they do not)."""
+    if not validate_args:
+        return counts
+    counts = embed_check_nonnegative_integer_form(counts)
+    return with_dependencies([check_ops.assert_equal(
+        total_count, reduce_ops.reduce_sum(counts, -1), message=message)], counts)
+
+
 def log_combinations(n, counts, name="log_combinations"):
     """log(n! / prod(counts!)) over the last dimension of counts."""
     with _graph.name_scope(name, values=[n, counts]):

@@ -287,16 +287,21 @@ class _Repeated(list):
         self.extend(other)
 
 
+def _as_message(field, value):
+    """`value` as a message of `field`'s message class (a dict gives its fields)."""
+    cls = field.message_class
+    if isinstance(value, dict):
+        return cls(**value)
+    if not isinstance(value, cls):
+        raise TypeError(f"Expected {cls.__name__}, got {type(value).__name__}")
+    return value
+
+
 class _RepeatedMessages(_Repeated):
     """A repeated message field; `add(**fields)` appends a new message and returns it."""
 
     def _convert(self, value):
-        cls = self._field.message_class
-        if isinstance(value, dict):
-            return cls(**value)
-        if not isinstance(value, cls):
-            raise TypeError(f"Expected {cls.__name__}, got {type(value).__name__}")
-        return value
+        return _as_message(self._field, value)
 
     def add(self, **fields):
         message = self._field.message_class(**fields)
@@ -316,12 +321,7 @@ class _Map(dict):
 
     def _convert_value(self, value):
         if self._field.message is not None:
-            cls = self._field.message_class
-            if isinstance(value, dict):
-                return cls(**value)
-            if not isinstance(value, cls):
-                raise TypeError(f"Expected {cls.__name__}, got {type(value).__name__}")
-            return value
+            return _as_message(self._field, value)
         return _KINDS[self._field.map_value].coerce(value)
 
     def __setitem__(self, key, value):

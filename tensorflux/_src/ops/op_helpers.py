@@ -3,7 +3,8 @@
 
 - dtype sets for signatures: `ANY`;
 - shape-function checks with TF's messages: `with_rank`, `with_rank_at_least`,
-  `merge_shapes`, and `static_scalar` (a scalar input's value when it is known);
+  `merge_shapes`, `static_scalar` (a scalar input's value when it is known) and
+  `scalar_input_dim` (a scalar input that is a dimension size: k, depth, num_samples);
 - for lowerings and host kernels: `static_input` (a shape-like input XLA needs at compile
   time), `kernel_error` (TF's run-time InvalidArgumentError) and `dims_str` ([2,3]);
 - for wrappers: `shape_arg` (a Python shape argument as convertible values).
@@ -78,6 +79,17 @@ def static_scalar(tensor):
     """The static value of a scalar tensor as an int, or None."""
     value = static_value(tensor)
     return None if value is None or value.size != 1 else int(value.reshape(-1)[0])
+
+
+def scalar_input_dim(op, index):
+    """TF's WithRank(input, 0) and MakeDimForScalarInput: the static value of scalar input
+    `index` of `op` as a dimension size (None when unknown); a negative one is an error."""
+    with_rank(op.inputs[index].shape, 0)
+    n = static_scalar(op.inputs[index])
+    if n is not None and n < 0:
+        raise ValueError(f"Dimension size, given by scalar input {index}, must be non-negative "
+                         f"but is {n}")
+    return n
 
 
 def shape_arg(shape):

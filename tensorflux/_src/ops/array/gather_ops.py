@@ -29,8 +29,8 @@ from tensorflux._src.ops.array.array_ops import shape as _shape_op
 from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import (ANY, dims_str, kernel_error, merge_shapes,
-                                            static_input, static_scalar, with_rank,
-                                            with_rank_at_least)
+                                            scalar_input_dim, static_input, static_scalar,
+                                            with_rank, with_rank_at_least)
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast, static_shape_from_tensor
 
@@ -189,7 +189,13 @@ def gather_nd(params, indices, name=None, batch_dims=0):
 def _scatter_nd_shape(op):
     indices = with_rank_at_least(op.inputs[0].shape, 1)
     updates = with_rank_at_least(op.inputs[1].shape, 1)
-    out = static_shape_from_tensor(op.inputs[2])
+    return scatter_nd_shape_helper(indices, updates, static_shape_from_tensor(op.inputs[2]))
+
+
+def scatter_nd_shape_helper(indices, updates, out):
+    """TF's ScatterNdShapeHelper (ScatterNd, TensorScatter*, ScatterNd* on variables):
+    indices' outer dims match updates', out's inner dims match updates' inner dims.
+    Returns `out`."""
     if out.num_elements() == 0 and (indices.num_elements() or updates.num_elements()):
         raise ValueError("Indices and updates specified for empty output shape")
     if indices.ndims is None or updates.ndims is None or indices.dims[-1].value is None:
@@ -237,16 +243,13 @@ def scatter_nd(indices, updates, shape, name=None):
 
 # -- OneHot ---------------------------------------------------------------------------------
 def _one_hot_shape(op):
-    indices, depth_t = op.inputs[0].shape, op.inputs[1]
+    indices = op.inputs[0].shape
     axis = op.get_attr("axis")
     if axis < -1:
         raise ValueError("axis must be >= -1")
     for t in op.inputs[1:]:  # depth, on_value and off_value are scalars
         with_rank(t.shape, 0)
-    depth = static_scalar(depth_t)
-    if depth is not None and depth < 0:
-        raise ValueError(f"Dimension size, given by scalar input 1, must be non-negative but "
-                         f"is {depth}")
+    depth = scalar_input_dim(op, 1)
     if indices.ndims is None:
         return unknown_shape()
     new_rank = indices.ndims + 1

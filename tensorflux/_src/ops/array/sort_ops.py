@@ -24,8 +24,8 @@ from tensorflux._src.ops.array.gather_ops import scatter_nd
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import (kernel_error, static_input, static_scalar, with_rank,
-                                            with_rank_at_least)
+from tensorflux._src.ops.op_helpers import (kernel_error, scalar_input_dim, static_input,
+                                            static_scalar, with_rank_at_least)
 from tensorflux._src.ops.registry import OpDef, register
 
 # top_k lives in tf.nn (and tf.math) in TF1, not at the top level; the nn namespace
@@ -37,11 +37,7 @@ TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 
 def _top_k_shape(op):
     x = with_rank_at_least(op.inputs[0].shape, 1)
-    with_rank(op.inputs[1].shape, 0)
-    k = static_scalar(op.inputs[1])
-    if k is not None and k < 0:
-        raise ValueError(f"Dimension size, given by scalar input 1, must be non-negative but "
-                         f"is {k}")
+    k = scalar_input_dim(op, 1)
     if x.ndims is None:
         return [unknown_shape(), unknown_shape()]
     last = x.dims[-1].value

@@ -13,44 +13,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array.array_ops import identity, shape
-from tensorflux._src.ops.array.gather_ops import gather_nd, scatter_nd
+from tensorflux._src.ops.array.gather_ops import gather_nd, scatter_nd, scatter_nd_shape_helper
 from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.array.index_checks import check_rows, dims_str, dropping
 from tensorflux._src.ops.math.math_ops import cast, equal, negative
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import ANY, kernel_error, merge_shapes, with_rank_at_least
+from tensorflux._src.ops.op_helpers import ANY, kernel_error, with_rank_at_least
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["tensor_scatter_add", "tensor_scatter_nd_add", "tensor_scatter_nd_max",
            "tensor_scatter_nd_min", "tensor_scatter_nd_sub", "tensor_scatter_nd_update",
            "tensor_scatter_sub", "tensor_scatter_update"]
-
-
-def scatter_nd_shape_helper(indices: TensorShape, updates: TensorShape, out: TensorShape):
-    """TF's ScatterNdShapeHelper: indices' outer dims match updates', out's inner dims
-    match updates' inner dims. Returns `out`."""
-    if out.num_elements() == 0 and (indices.num_elements() or updates.num_elements()):
-        raise ValueError("Indices and updates specified for empty output shape")
-    if indices.ndims is None or updates.ndims is None or indices.dims[-1].value is None:
-        return out
-    outer, ix = indices.ndims - 1, indices.dims[-1].value
-    try:
-        merge_shapes(indices[:outer], updates[:outer])
-    except ValueError as e:
-        raise ValueError(f"The outer {outer} dimensions of indices.shape="
-                         f"{indices._bracket_str()} must match the outer {outer} dimensions "
-                         f"of updates.shape={updates._bracket_str()}: {e}") from None
-    if out.ndims is not None:
-        try:
-            merge_shapes(out[ix:], updates[outer:])
-        except ValueError as e:
-            raise ValueError(f"The inner {out.ndims - ix} dimensions of output.shape="
-                             f"{out._bracket_str()} must match the inner "
-                             f"{updates.ndims - outer} dimensions of updates.shape="
-                             f"{updates._bracket_str()}: {e}") from None
-    return out
 
 
 def _tensor_scatter_shape(op):

@@ -18,8 +18,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops, generator_ops
+from tensorflux._src.ops.array.gather_ops import scatter_nd_shape_helper
 from tensorflux._src.ops.array.index_checks import check_first_dim, dims_str, dropping
-from tensorflux._src.ops.array.tensor_scatter import scatter_nd_into, scatter_nd_shape_helper
+from tensorflux._src.ops.array.tensor_scatter import scatter_nd_into
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import ANY, kernel_error, with_rank_at_least

@@ -238,6 +238,15 @@ def pinv(a, rcond=None, validate_args=False, name=None):
 
 
 # -- LU helpers --------------------------------------------------------------------------------
+def _lu_inputs(lower_upper, perm, *rhs):
+    """lower_upper, perm (and rhs, when given) as tensors, with _lu_checks, in TF's order."""
+    lower_upper = convert_to_tensor(lower_upper, name="lower_upper", preferred_dtype=_d.float32)
+    perm = convert_to_tensor(perm, name="perm", preferred_dtype=_d.int32)
+    rhs = [convert_to_tensor(r, name="rhs", dtype=lower_upper.dtype.base_dtype) for r in rhs]
+    _lu_checks(lower_upper, perm)
+    return (lower_upper, perm, *rhs)
+
+
 def _lu_checks(lower_upper, perm):
     if lower_upper.shape.ndims is not None and lower_upper.shape.ndims < 2:
         raise ValueError("Input `lower_upper` must have at least 2 dimensions.")
@@ -265,10 +274,7 @@ def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
     """The matrix whose `tf.linalg.lu` is (lower_upper, perm): P^T L U."""
     del validate_args
     with _graph.name_scope(name or "lu_reconstruct"):
-        lower_upper = convert_to_tensor(lower_upper, name="lower_upper",
-                                        preferred_dtype=_d.float32)
-        perm = convert_to_tensor(perm, name="perm", preferred_dtype=_d.int32)
-        _lu_checks(lower_upper, perm)
+        lower_upper, perm = _lu_inputs(lower_upper, perm)
         upper = matrix_band_part(lower_upper, 0, -1)
         x = matmul(_unit_lower(lower_upper), upper)
         p = _permutation_matrix(perm, shape(lower_upper)[-1], lower_upper.dtype.base_dtype)
@@ -281,11 +287,7 @@ def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
     """x with A x = rhs, given (lower_upper, perm) = tf.linalg.lu(A)."""
     del validate_args
     with _graph.name_scope(name or "lu_solve"):
-        lower_upper = convert_to_tensor(lower_upper, name="lower_upper",
-                                        preferred_dtype=_d.float32)
-        perm = convert_to_tensor(perm, name="perm", preferred_dtype=_d.int32)
-        rhs = convert_to_tensor(rhs, name="rhs", dtype=lower_upper.dtype.base_dtype)
-        _lu_checks(lower_upper, perm)
+        lower_upper, perm, rhs = _lu_inputs(lower_upper, perm, rhs)
         if rhs.shape.ndims is not None and rhs.shape.ndims < 2:
             raise ValueError("Input `rhs` must have at least 2 dimensions.")
         if lower_upper.shape.ndims and rhs.shape.ndims:
@@ -303,10 +305,7 @@ def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
     """The inverse of the matrix whose tf.linalg.lu is (lower_upper, perm)."""
     del validate_args
     with _graph.name_scope(name or "lu_matrix_inverse"):
-        lower_upper = convert_to_tensor(lower_upper, name="lower_upper",
-                                        preferred_dtype=_d.float32)
-        perm = convert_to_tensor(perm, name="perm", preferred_dtype=_d.int32)
-        _lu_checks(lower_upper, perm)
+        lower_upper, perm = _lu_inputs(lower_upper, perm)
         s = shape(lower_upper)
         return lu_solve(lower_upper, perm,
                         rhs=eye(s[-1], batch_shape=s[:-2], dtype=lower_upper.dtype))

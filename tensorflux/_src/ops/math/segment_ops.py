@@ -17,20 +17,16 @@ from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, merge_shapes, static_input,
-                                            static_scalar, with_rank)
+from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, merge_shapes,
+                                            scalar_input_dim, static_input)
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["unsorted_segment_sum"]
 
 
 def _unsorted_segment_shape(op):
-    data, ids, num_t = op.inputs
-    with_rank(num_t.shape, 0)
-    n = static_scalar(num_t)
-    if n is not None and n < 0:
-        raise ValueError(f"Dimension size, given by scalar input 2, must be non-negative but "
-                         f"is {n}")
+    data, ids, _ = op.inputs
+    n = scalar_input_dim(op, 2)
     if data.shape.ndims is None or ids.shape.ndims is None:
         return unknown_shape()
     k = ids.shape.ndims
@@ -40,23 +36,29 @@ def _unsorted_segment_shape(op):
     return TensorShape([n]).concatenate(data.shape[k:])
 
 
-def _unsorted_segment_sum_lower(data, segment_ids, num_segments):
-    n = int(static_input(num_segments, "UnsortedSegmentSum", "num_segments"))
-    k = segment_ids.ndim
-    if data.shape[:k] != segment_ids.shape:
-        raise kernel_error(f"data.shape = {dims_str(data.shape)} does not start with "
-                           f"segment_ids.shape = {dims_str(segment_ids.shape)}")
-    if not isinstance(segment_ids, jax.core.Tracer):
-        flat = np.reshape(segment_ids, -1)
-        bad = np.flatnonzero(flat >= n)
-        if bad.size:
-            where = np.unravel_index(bad[0], segment_ids.shape) if k else ()
-            at = "[" + ",".join(str(int(i)) for i in where) + "]" if k else ""
-            raise kernel_error(f"segment_ids{at} = {flat[bad[0]]} is out of range [0, {n})")
-    # Negative ids would wrap in JAX: send them past the end, where scatter drops them.
-    safe = jnp.where(segment_ids < 0, n, segment_ids)
-    out = jnp.zeros((n,) + data.shape[k:], data.dtype)
-    return out.at[safe].add(data, mode="drop")
+def unsorted_segment_lower(op_type, combine, identity):
+    """The lowering of an UnsortedSegment* record: the output starts as `identity(dtype)`
+    (what an empty segment holds) and `combine(out.at[ids], data)` reduces the rows into
+    it (UnsortedSegmentSum here; Max, Min and Prod in segment_reductions.py)."""
+    def lower(data, segment_ids, num_segments):
+        n = int(static_input(num_segments, op_type, "num_segments"))
+        k = segment_ids.ndim
+        if data.shape[:k] != segment_ids.shape:
+            raise kernel_error(f"data.shape = {dims_str(data.shape)} does not start with "
+                               f"segment_ids.shape = {dims_str(segment_ids.shape)}")
+        if not isinstance(segment_ids, jax.core.Tracer):
+            flat = np.reshape(segment_ids, -1)
+            bad = np.flatnonzero(flat >= n)
+            if bad.size:
+                where = np.unravel_index(bad[0], segment_ids.shape) if k else ()
+                at = "[" + ",".join(str(int(i)) for i in where) + "]" if k else ""
+                raise kernel_error(f"segment_ids{at} = {flat[bad[0]]} is out of range "
+                                   f"[0, {n})")
+        # Negative ids would wrap in JAX: send them past the end, where scatter drops them.
+        safe = jnp.where(segment_ids < 0, n, segment_ids)
+        out = jnp.full((n,) + data.shape[k:], identity(data.dtype), data.dtype)
+        return combine(out.at[safe], data)
+    return lower
 
 
 def gather_drop_negatives(params, ids):
@@ -77,7 +79,9 @@ register(OpDef(
     inputs=("data: T", "segment_ids: Tindices", "num_segments: Tnumsegments"),
     outputs=("output: T",),
     attrs={"T": _dtypes.NUMBERS, "Tindices": _dtypes.INDEX, "Tnumsegments": _dtypes.INDEX},
-    shape=_unsorted_segment_shape, lower=_unsorted_segment_sum_lower,
+    shape=_unsorted_segment_shape,
+    lower=unsorted_segment_lower("UnsortedSegmentSum", lambda at, d: at.add(d, mode="drop"),
+                                 lambda _: 0),
     grad=lambda op, dy: [gather_drop_negatives(dy, op.inputs[1]), None, None],
 ))
 

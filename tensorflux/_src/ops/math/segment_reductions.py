@@ -16,7 +16,6 @@ GPU behaviour), as in UnsortedSegmentSum.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -29,10 +28,9 @@ from tensorflux._src.ops.array import gather_ops as G
 from tensorflux._src.ops.array import generator_ops as Gen
 from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.math.segment_ops import (_unsorted_segment_shape, gather_drop_negatives,
-                                                  unsorted_segment_sum)
+                                                  unsorted_segment_lower, unsorted_segment_sum)
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, static_input, with_rank,
-                                            with_rank_at_least)
+from tensorflux._src.ops.op_helpers import kernel_error, with_rank, with_rank_at_least
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = [
@@ -193,27 +191,6 @@ segment_max = _segment_fn("segment_max", "SegmentMax",
 
 
 # -- unsorted segments (compiled) ----------------------------------------------------------------
-def _unsorted_lower(op_type, combine, identity):
-    def lower(data, segment_ids, num_segments):
-        n = int(static_input(num_segments, op_type, "num_segments"))
-        k = segment_ids.ndim
-        if data.shape[:k] != segment_ids.shape:
-            raise kernel_error(f"data.shape = {dims_str(data.shape)} does not start with "
-                               f"segment_ids.shape = {dims_str(segment_ids.shape)}")
-        if not isinstance(segment_ids, jax.core.Tracer):
-            flat = np.reshape(segment_ids, -1)
-            bad = np.flatnonzero(flat >= n)
-            if bad.size:
-                where = np.unravel_index(bad[0], segment_ids.shape) if k else ()
-                at = "[" + ",".join(str(int(i)) for i in where) + "]" if k else ""
-                raise kernel_error(f"segment_ids{at} = {flat[bad[0]]} is out of range "
-                                   f"[0, {n})")
-        safe = jnp.where(segment_ids < 0, n, segment_ids)  # past the end: dropped
-        out = jnp.full((n,) + data.shape[k:], identity(data.dtype), data.dtype)
-        return combine(out.at[safe], data)
-    return lower
-
-
 def _unsorted_min_max_grad(op, grad):
     data, ids, num_segments = op.inputs
     gathered = gather_drop_negatives(op.outputs[0], ids)
@@ -251,7 +228,7 @@ for _op_type, _combine, _identity, _types, _grad in (
         _op_type, inputs=("data: T", "segment_ids: Tindices", "num_segments: Tnumsegments"),
         outputs=("output: T",),
         attrs={"T": _types, "Tindices": _dtypes.INDEX, "Tnumsegments": _dtypes.INDEX},
-        shape=_unsorted_segment_shape, lower=_unsorted_lower(_op_type, _combine, _identity),
+        shape=_unsorted_segment_shape, lower=unsorted_segment_lower(_op_type, _combine, _identity),
         grad=_grad))
 
 

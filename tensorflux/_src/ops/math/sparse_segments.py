@@ -143,15 +143,19 @@ def _compiled_lower(op_type, kind):
 
 
 # -- shapes ------------------------------------------------------------------------------------
+def _row_count(op, index, what):
+    """The static value of scalar input `index` (a row count; None when unknown)."""
+    with_rank(op.inputs[index].shape, 0)
+    n = static_scalar(op.inputs[index])
+    if n is not None and n < 0:
+        raise ValueError(f"Cannot specify a negative value for {what}")
+    return n
+
+
 def _sparse_shape(op):
     data = with_rank_at_least(op.inputs[0].shape, 1)
     merge_shapes(with_rank(op.inputs[1].shape, 1), with_rank(op.inputs[2].shape, 1))
-    rows = None
-    if len(op.inputs) == 4:
-        with_rank(op.inputs[3].shape, 0)
-        rows = static_scalar(op.inputs[3])
-        if rows is not None and rows < 0:
-            raise ValueError("Cannot specify a negative value for num_segments")
+    rows = _row_count(op, 3, "num_segments") if len(op.inputs) == 4 else None
     if data.ndims is None:
         return unknown_shape()
     return TensorShape([rows]).concatenate(data[1:])
@@ -160,10 +164,7 @@ def _sparse_shape(op):
 def _grad_shape(op):
     grad = with_rank_at_least(op.inputs[0].shape, 1)
     merge_shapes(op.inputs[2].shape, with_rank(op.inputs[1].shape, 1))
-    with_rank(op.inputs[3].shape, 0)
-    dim0 = static_scalar(op.inputs[3])
-    if dim0 is not None and dim0 < 0:
-        raise ValueError("Cannot specify a negative value for output_dim0")
+    dim0 = _row_count(op, 3, "output_dim0")
     if grad.ndims is None:
         return unknown_shape()
     return TensorShape([dim0]).concatenate(grad[1:])

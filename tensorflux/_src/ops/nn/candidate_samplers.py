@@ -14,13 +14,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.framework import errors, random_seed
-from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.nn.nn_sampling_ops import (  # noqa: F401  (the two re-exported)
     CandidateSamples, _sample, _sampler_shape, log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import kernel_error, with_rank
+from tensorflux._src.ops.op_helpers import kernel_error
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["uniform_candidate_sampler", "log_uniform_candidate_sampler",
@@ -44,19 +43,6 @@ def _check_true_classes(true_classes, range_max):
 
 
 # -- AllCandidateSampler -------------------------------------------------------------------------
-def _all_shape(op):
-    num_true, num_sampled = op.get_attr("num_true"), op.get_attr("num_sampled")
-    for attr, value in (("num_true", num_true), ("num_sampled", num_sampled)):
-        if value < 1:
-            raise ValueError(f"Value for attr '{attr}' of {value} must be at least minimum 1")
-    classes = with_rank(op.inputs[0].shape, 2)
-    if classes[1].value is not None and classes[1].value != num_true:
-        raise ValueError(f"true_classes must have num_true columns, expected: {num_true} "
-                         f"was: {classes[1].value}")
-    return [TensorShape([num_sampled]), TensorShape([classes[0].value, num_true]),
-            TensorShape([num_sampled])]
-
-
 def _all_lower(true_classes, num_sampled):
     ones = jnp.ones(true_classes.shape, jnp.float32)
     return (jnp.arange(num_sampled, dtype=jnp.int64), ones,
@@ -69,7 +55,8 @@ register(OpDef(
     "AllCandidateSampler", inputs=("true_classes: int64",), outputs=_OUTPUTS,
     attrs={"num_true": REQUIRED, "num_sampled": REQUIRED, "unique": REQUIRED, "seed": 0,
            "seed2": 0},
-    shape=_all_shape, lower=_all_lower, not_differentiable=True,
+    shape=lambda op: _sampler_shape(op, has_range=False), lower=_all_lower,
+    not_differentiable=True,
 ))
 
 

@@ -93,14 +93,15 @@ def _sample(key, true_classes, num_sampled, unique, range_max, probability, draw
             expected_count(probability(sampled, range_max)))
 
 
-def _sampler_shape(op):
+def _sampler_shape(op, has_range=True):
+    """TF's CandidateSamplerShapeFn, after the attrs' minimum of 1 and (samplers with a
+    range_max) the range check of unique sampling."""
     num_true, num_sampled = op.get_attr("num_true"), op.get_attr("num_sampled")
-    range_max = op.get_attr("range_max")
-    for attr in ("num_true", "num_sampled", "range_max"):
+    for attr in ("num_true", "num_sampled", "range_max")[:3 if has_range else 2]:
         if op.get_attr(attr) < 1:
             raise ValueError(f"Value for attr '{attr}' of {op.get_attr(attr)} must be at "
                              f"least minimum 1")
-    if op.get_attr("unique") and num_sampled > range_max:
+    if has_range and op.get_attr("unique") and num_sampled > op.get_attr("range_max"):
         raise ValueError("Sampler's range is too small.")
     classes = with_rank(op.inputs[0].shape, 2)
     if classes[1].value is not None and classes[1].value != num_true:

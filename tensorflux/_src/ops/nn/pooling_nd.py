@@ -24,22 +24,22 @@ __all__ = ["pool", "conv_transpose"]
 
 
 # -- pool --------------------------------------------------------------------------------------
+def _per_dim(values, n, label):
+    """`values` (default all 1) as n positive int32s."""
+    if values is None:
+        values = [1] * n
+    elif len(values) != n:
+        raise ValueError(f"len({label})={len(values)} but should be {n}")
+    values = np.array(values, dtype=np.int32)
+    if np.any(values < 1):
+        raise ValueError(f"all values of {label} must be positive")
+    return values
+
+
 def _strides_and_rates(n, strides, dilation_rate):
     """TF's _get_strides_and_dilation_rate."""
-    if dilation_rate is None:
-        dilation_rate = [1] * n
-    elif len(dilation_rate) != n:
-        raise ValueError(f"len(dilation_rate)={len(dilation_rate)} but should be {n}")
-    dilation_rate = np.array(dilation_rate, dtype=np.int32)
-    if np.any(dilation_rate < 1):
-        raise ValueError("all values of dilation_rate must be positive")
-    if strides is None:
-        strides = [1] * n
-    elif len(strides) != n:
-        raise ValueError(f"len(strides)={len(strides)} but should be {n}")
-    strides = np.array(strides, dtype=np.int32)
-    if np.any(strides < 1):
-        raise ValueError("all values of strides must be positive")
+    dilation_rate = _per_dim(dilation_rate, n, "dilation_rate")
+    strides = _per_dim(strides, n, "strides")
     if np.any(strides > 1) and np.any(dilation_rate > 1):
         raise ValueError("strides > 1 not supported in conjunction with dilation_rate > 1")
     return strides, dilation_rate

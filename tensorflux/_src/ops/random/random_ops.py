@@ -20,7 +20,7 @@ from tensorflux._src.ops.array.generator_ops import ones, zeros_like
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.math.math_ops import range as tf_range
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import kernel_error, static_input, static_scalar, with_rank
+from tensorflux._src.ops.op_helpers import kernel_error, scalar_input_dim, static_input, with_rank
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import (broadcast_binary, static_shape_from_tensor,
                                            static_value, unchanged)
@@ -146,14 +146,10 @@ def random_shuffle(value, seed=None, name=None):
 
 
 # -- Multinomial (tf.multinomial, tf.random.categorical) --------------------------------------
-def _multinomial_shape(op):
+def multinomial_shape(op):
+    """[batch, num_samples] (Multinomial; StatelessMultinomial after its seed check)."""
     logits = with_rank(op.inputs[0].shape, 2)
-    with_rank(op.inputs[1].shape, 0)
-    n = static_scalar(op.inputs[1])
-    if n is not None and n < 0:
-        raise ValueError(f"Dimension size, given by scalar input 1, must be non-negative but "
-                         f"is {n}")
-    return TensorShape([logits[0], n])
+    return TensorShape([logits[0], scalar_input_dim(op, 1)])
 
 
 def _multinomial_lower(key, logits, num_samples, output_dtype):
@@ -172,7 +168,7 @@ def _multinomial_lower(key, logits, num_samples, output_dtype):
 register(OpDef(
     "Multinomial", inputs=("logits: T", "num_samples: int32"), outputs=("output: output_dtype",),
     attrs={"T": _dtypes.REAL, "output_dtype": _dtypes.INDEX, "seed": 0, "seed2": 0},
-    type_defaults={"output_dtype": _dtypes.int64}, shape=_multinomial_shape,
+    type_defaults={"output_dtype": _dtypes.int64}, shape=multinomial_shape,
     lower=_multinomial_lower, random=True, not_differentiable=True,
 ))
 

@@ -252,23 +252,24 @@ class Generator:
         return apply_op(op_type, name=name, shape=shape, key=key, counter=counter,
                         alg=convert_to_tensor(np.int32(self.algorithm)), **kwargs)
 
-    # -- distributions ---------------------------------------------------------------------------
-    def normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None):
-        with _graph.name_scope(name, "stateful_normal", [shape, mean, stddev]) as scope:
+    def _scaled(self, op_type, default_name, shape, mean, stddev, dtype, name):
+        """mean + stddev * (a draw of `op_type`): normal and truncated_normal."""
+        with _graph.name_scope(name, default_name, [shape, mean, stddev]) as scope:
             shape = _shape_tensor(shape)
             mean = convert_to_tensor(mean, dtype=dtype, name="mean")
             stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-            rnd = self._draw("StatelessRandomNormalV2", shape, dtype=dtype)
+            rnd = self._draw(op_type, shape, dtype=dtype)
             return math_ops.add(rnd * stddev, mean, name=scope)
+
+    # -- distributions ---------------------------------------------------------------------------
+    def normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None):
+        return self._scaled("StatelessRandomNormalV2", "stateful_normal", shape, mean, stddev,
+                            dtype, name)
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32,
                          name=None):
-        with _graph.name_scope(name, "truncated_normal", [shape, mean, stddev]) as scope:
-            shape = _shape_tensor(shape)
-            mean = convert_to_tensor(mean, dtype=dtype, name="mean")
-            stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-            rnd = self._draw("StatelessTruncatedNormalV2", shape, dtype=dtype)
-            return math_ops.add(rnd * stddev, mean, name=scope)
+        return self._scaled("StatelessTruncatedNormalV2", "truncated_normal", shape, mean,
+                            stddev, dtype, name)
 
     def uniform(self, shape, minval=0, maxval=None, dtype=_dtypes.float32, name=None):
         dtype = _dtypes.as_dtype(dtype)

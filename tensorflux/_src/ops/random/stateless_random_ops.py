@@ -22,15 +22,13 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.math.grad_helpers import unbroadcast
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import (kernel_error, shape_arg, static_input, static_scalar,
-                                            with_rank)
-from tensorflux._src.ops.random import random_ops  # noqa: F401  (registers RandomGammaGrad)
+from tensorflux._src.ops.op_helpers import kernel_error, shape_arg, static_input, with_rank
+from tensorflux._src.ops.random import random_ops  # also registers RandomGammaGrad
 from tensorflux._src.ops.random import stateless_random_v2 as v2
 from tensorflux._src.ops.random.stateless_kernels import (Algorithm, _compute_type,
                                                           check_int_range, check_seed_shape,
@@ -158,13 +156,7 @@ register(OpDef(
 # -- StatelessMultinomial ----------------------------------------------------------------------
 def _multinomial_shape(op):
     check_seed_shape(op.inputs[2])
-    logits = with_rank(op.inputs[0].shape, 2)
-    with_rank(op.inputs[1].shape, 0)
-    n = static_scalar(op.inputs[1])
-    if n is not None and n < 0:
-        raise ValueError(f"Dimension size, given by scalar input 1, must be non-negative but "
-                         f"is {n}")
-    return TensorShape([logits[0], n])
+    return random_ops.multinomial_shape(op)
 
 
 def _multinomial_lower(logits, num_samples, seed, output_dtype):

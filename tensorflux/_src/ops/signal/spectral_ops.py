@@ -140,6 +140,18 @@ def _enclosing_power_of_two(value):
     return math_ops.cast(math_ops.pow(2.0, exponent), value.dtype)
 
 
+def _frame_args(frame_length, frame_step, fft_length):
+    """stft's and inverse_stft's scalar arguments as tensors (fft_length default: the power
+    of 2 enclosing frame_length)."""
+    frame_length = convert_to_tensor(frame_length, name="frame_length")
+    frame_length.shape.assert_has_rank(0)
+    frame_step = convert_to_tensor(frame_step, name="frame_step")
+    frame_step.shape.assert_has_rank(0)
+    if fft_length is None:
+        return frame_length, frame_step, _enclosing_power_of_two(frame_length)
+    return frame_length, frame_step, convert_to_tensor(fft_length, name="fft_length")
+
+
 def stft(signals, frame_length, frame_step, fft_length=None,
          window_fn=window_ops.hann_window, pad_end=False, name=None):
     """The short-time Fourier transform: `[..., frames, fft_length // 2 + 1]` real FFTs
@@ -148,14 +160,8 @@ def stft(signals, frame_length, frame_step, fft_length=None,
     with _graph.name_scope(name, "stft", [signals, frame_length, frame_step]):
         signals = convert_to_tensor(signals, name="signals")
         signals.shape.with_rank_at_least(1)
-        frame_length = convert_to_tensor(frame_length, name="frame_length")
-        frame_length.shape.assert_has_rank(0)
-        frame_step = convert_to_tensor(frame_step, name="frame_step")
-        frame_step.shape.assert_has_rank(0)
-        if fft_length is None:
-            fft_length = _enclosing_power_of_two(frame_length)
-        else:
-            fft_length = convert_to_tensor(fft_length, name="fft_length")
+        frame_length, frame_step, fft_length = _frame_args(frame_length, frame_step,
+                                                           fft_length)
         framed = frame_ops.frame(signals, frame_length, frame_step, pad_end=pad_end)
         if window_fn is not None:
             framed = framed * window_fn(frame_length, dtype=framed.dtype)
@@ -194,15 +200,9 @@ def inverse_stft(stfts, frame_length, frame_step, fft_length=None,
     with _graph.name_scope(name, "inverse_stft", [stfts]):
         stfts = convert_to_tensor(stfts, name="stfts")
         stfts.shape.with_rank_at_least(2)
-        frame_length = convert_to_tensor(frame_length, name="frame_length")
-        frame_length.shape.assert_has_rank(0)
-        frame_step = convert_to_tensor(frame_step, name="frame_step")
-        frame_step.shape.assert_has_rank(0)
-        if fft_length is None:
-            fft_length = _enclosing_power_of_two(frame_length)
-        else:
-            fft_length = convert_to_tensor(fft_length, name="fft_length")
-            fft_length.shape.assert_has_rank(0)
+        frame_length, frame_step, fft_length = _frame_args(frame_length, frame_step,
+                                                           fft_length)
+        fft_length.shape.assert_has_rank(0)
         frames = fft_ops.irfft(stfts, array_ops.reshape(fft_length, [1]))
         # frame_length may differ from fft_length: cut or zero-pad each frame to it.
         length_static = static_value(frame_length)

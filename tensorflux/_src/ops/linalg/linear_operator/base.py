@@ -270,6 +270,20 @@ class LinearOperator:
                             f"{arg.dtype.base_dtype.name} in tensor {arg}")
 
     # -- products and solves ---------------------------------------------------------------------
+    def _with_operator(self, table, arg_name, other, adjoint, adjoint_arg, name):
+        """matmul or solve (`table`) of self and another operator: an operator, found by the
+        algebra registered for the two types."""
+        left = self.adjoint() if adjoint else self
+        right = other.adjoint() if adjoint_arg else other
+        if right.range_dimension.value is not None and \
+                left.domain_dimension.value is not None and \
+                right.range_dimension.value != left.domain_dimension.value:
+            raise ValueError(f"Operators are incompatible. Expected `{arg_name}` to have "
+                             f"dimension {left.domain_dimension} but got "
+                             f"{right.range_dimension}.")
+        with self._name_scope(name):
+            return _lookup(table, left, right)(left, right)
+
     def _matmul(self, x, adjoint=False, adjoint_arg=False):
         raise NotImplementedError("_matmul is not implemented.")
 
@@ -277,15 +291,7 @@ class LinearOperator:
         """self @ x (adjoint(self) when `adjoint`, adjoint(x) when `adjoint_arg`); `x` may be
         a Tensor [..., N, R] or another LinearOperator (giving an operator)."""
         if isinstance(x, LinearOperator):
-            left = self.adjoint() if adjoint else self
-            right = x.adjoint() if adjoint_arg else x
-            if right.range_dimension.value is not None and \
-                    left.domain_dimension.value is not None and \
-                    right.range_dimension.value != left.domain_dimension.value:
-                raise ValueError(f"Operators are incompatible. Expected `x` to have dimension "
-                                 f"{left.domain_dimension} but got {right.range_dimension}.")
-            with self._name_scope(name):
-                return _lookup(MATMUL, left, right)(left, right)
+            return self._with_operator(MATMUL, "x", x, adjoint, adjoint_arg, name)
         with self._name_scope(name, values=[x]):
             x = convert_to_tensor(x, name="x")
             self._check_input_dtype(x)
@@ -329,16 +335,7 @@ class LinearOperator:
         """x with self @ x = rhs (adjoint(self) when `adjoint`); rhs may be an operator."""
         self._check_solvable()
         if isinstance(rhs, LinearOperator):
-            left = self.adjoint() if adjoint else self
-            right = rhs.adjoint() if adjoint_arg else rhs
-            if right.range_dimension.value is not None and \
-                    left.domain_dimension.value is not None and \
-                    right.range_dimension.value != left.domain_dimension.value:
-                raise ValueError(f"Operators are incompatible. Expected `rhs` to have "
-                                 f"dimension {left.domain_dimension} but got "
-                                 f"{right.range_dimension}.")
-            with self._name_scope(name):
-                return _lookup(SOLVE, left, right)(left, right)
+            return self._with_operator(SOLVE, "rhs", rhs, adjoint, adjoint_arg, name)
         with self._name_scope(name, values=[rhs]):
             rhs = convert_to_tensor(rhs, name="rhs")
             self._check_input_dtype(rhs)

@@ -3,6 +3,8 @@ BlockLowerTriangular, LowRankUpdate, Adjoint, Inversion."""
 
 from __future__ import annotations
 
+import operator as _operator
+
 import numpy as np
 
 from tensorflux._src.framework import graph as _graph
@@ -56,30 +58,59 @@ def _static_dim(dim):
     return dim.value if isinstance(dim, Dimension) else dim
 
 
+_HINT_WORDS = {"is_non_singular": "non-singular", "is_self_adjoint": "self-adjoint",
+               "is_positive_definite": "positive-definite", "is_square": "square"}
+
+
+def _hint_of_all(operators, hint, given, message):
+    """A combination of operators that all have `hint` has it too (TF raises `message`,
+    formatted with the hint's words, when the caller says False); else the caller's."""
+    if not _all(operators, hint):
+        return given
+    if given is False:
+        raise ValueError(message.format(_HINT_WORDS[hint]))
+    return True
+
+
+def _fold(operators, method, combine):
+    """combine(...combine(op0.method(), op1.method())..., opn.method())."""
+    result = getattr(operators[0], method)()
+    for op in operators[1:]:
+        result = combine(result, getattr(op, method)())
+    return result
+
+
+class _Combination(LinearOperator):
+    """An operator made of a list of operators (Composition, Kronecker, BlockDiag,
+    BlockLowerTriangular): their dtype and graph tensors; with a `joiner`, a name left
+    out is their names joined."""
+
+    def __init__(self, operators, name, joiner=None, **hints):
+        self._operators = operators
+        if joiner is not None:
+            name = name or joiner.join(o.name for o in operators)
+        with _graph.name_scope(name):
+            super().__init__(operators[0].dtype,
+                             graph_parents=[t for o in operators for t in o.graph_parents],
+                             name=name, **hints)
+
+    @property
+    def operators(self):
+        return self._operators
+
+
 # -- Composition -------------------------------------------------------------------------------
-class LinearOperatorComposition(LinearOperator):
+class LinearOperatorComposition(_Combination):
     """A1 @ A2 @ ... @ An, applied right to left."""
 
     def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=None, name=None):
         operators = _check_operators(operators)
-        if _all(operators, "is_non_singular"):
-            if is_non_singular is False:
-                raise ValueError("The composition of non-singular operators is always "
-                                 "non-singular.")
-            is_non_singular = True
-        self._operators = operators
-        name = name or "_o_".join(o.name for o in operators)
-        with _graph.name_scope(name):
-            super().__init__(operators[0].dtype,
-                             graph_parents=[t for o in operators for t in o.graph_parents],
-                             is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
-                             is_positive_definite=is_positive_definite, is_square=is_square,
-                             name=name)
-
-    @property
-    def operators(self):
-        return self._operators
+        is_non_singular = _hint_of_all(operators, "is_non_singular", is_non_singular,
+                                       "The composition of {0} operators is always {0}.")
+        super().__init__(operators, name, "_o_", is_non_singular=is_non_singular,
+                         is_self_adjoint=is_self_adjoint,
+                         is_positive_definite=is_positive_definite, is_square=is_square)
 
     def _shape(self):
         domain = self._operators[0].domain_dimension
@@ -117,52 +148,27 @@ class LinearOperatorComposition(LinearOperator):
         return result
 
     def _determinant(self):
-        result = self._operators[0].determinant()
-        for op in self._operators[1:]:
-            result *= op.determinant()
-        return result
+        return _fold(self._operators, "determinant", _operator.mul)
 
     def _log_abs_determinant(self):
-        result = self._operators[0].log_abs_determinant()
-        for op in self._operators[1:]:
-            result += op.log_abs_determinant()
-        return result
+        return _fold(self._operators, "log_abs_determinant", _operator.add)
 
 
 # -- Kronecker ---------------------------------------------------------------------------------
-class LinearOperatorKronecker(LinearOperator):
+class LinearOperatorKronecker(_Combination):
     """A1 (x) A2 (x) ... : each factor acts along its own axis of x reshaped to a grid."""
 
     def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=None, name=None):
         operators = _check_operators(operators)
-        if _all(operators, "is_non_singular"):
-            if is_non_singular is False:
-                raise ValueError("The Kronecker product of non-singular operators is always "
-                                 "non-singular.")
-            is_non_singular = True
-        if _all(operators, "is_self_adjoint"):
-            if is_self_adjoint is False:
-                raise ValueError("The Kronecker product of self-adjoint operators is always "
-                                 "self-adjoint.")
-            is_self_adjoint = True
-        if _all(operators, "is_positive_definite"):
-            if is_positive_definite is False:
-                raise ValueError("The Kronecker product of positive-definite operators is "
-                                 "always positive-definite.")
-            is_positive_definite = True
-        self._operators = operators
-        name = name or "_x_".join(o.name for o in operators)
-        with _graph.name_scope(name):
-            super().__init__(operators[0].dtype,
-                             graph_parents=[t for o in operators for t in o.graph_parents],
-                             is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
-                             is_positive_definite=is_positive_definite, is_square=is_square,
-                             name=name)
-
-    @property
-    def operators(self):
-        return self._operators
+        message = "The Kronecker product of {0} operators is always {0}."
+        is_non_singular = _hint_of_all(operators, "is_non_singular", is_non_singular, message)
+        is_self_adjoint = _hint_of_all(operators, "is_self_adjoint", is_self_adjoint, message)
+        is_positive_definite = _hint_of_all(operators, "is_positive_definite",
+                                            is_positive_definite, message)
+        super().__init__(operators, name, "_x_", is_non_singular=is_non_singular,
+                         is_self_adjoint=is_self_adjoint,
+                         is_positive_definite=is_positive_definite, is_square=is_square)
 
     def _dims(self, which):
         dims = [_static_dim(getattr(o, which)) for o in self._operators]
@@ -252,65 +258,71 @@ class LinearOperatorKronecker(LinearOperator):
         return diag
 
     def _trace(self):
-        result = self._operators[0].trace()
-        for op in self._operators[1:]:
-            result *= op.trace()
-        return result
+        return _fold(self._operators, "trace", _operator.mul)
+
+
+# -- Blocks: BlockDiag and BlockLowerTriangular ----------------------------------------------
+class _Blocks(_Combination):
+    """A block operator whose square diagonal blocks (`_diagonal`) give its size, shape,
+    determinant and diagonal; `_blocks` lists all its blocks."""
+
+    def _blocks(self):
+        return self._operators
+
+    def _sizes(self):
+        sizes = [_static_dim(o.domain_dimension) for o in self._diagonal]
+        if None in sizes:
+            raise ValueError(f"{type(self).__name__} needs its blocks' sizes when the graph "
+                             f"is built.")
+        return sizes
+
+    def _shape(self):
+        sizes = [_static_dim(o.domain_dimension) for o in self._diagonal]
+        n = None if None in sizes else sum(sizes)
+        return _batch_of(self._blocks()).concatenate([n, n])
+
+    def _shape_tensor(self):
+        return shape(self.to_dense())
+
+    def _split_rows(self, x, adjoint_arg):
+        """x (or its adjoint) split into the blocks' row ranges."""
+        x = globals()["adjoint"](x) if adjoint_arg else x
+        return split(x, self._sizes(), axis=-2)
+
+    def _determinant(self):
+        return _fold(self._diagonal, "determinant", _operator.mul)
+
+    def _log_abs_determinant(self):
+        return _fold(self._diagonal, "log_abs_determinant", _operator.add)
+
+    def _diag_part(self):
+        return concat(_broadcast_all([op.diag_part()[..., None] for op in self._diagonal]),
+                      -2)[..., 0]
 
 
 # -- BlockDiag ---------------------------------------------------------------------------------
-class LinearOperatorBlockDiag(LinearOperator):
+class LinearOperatorBlockDiag(_Blocks):
     """diag(A1, ..., An) of square blocks."""
 
     def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=True, name=None):
         operators = _check_operators(operators)
-        given = {"is_non_singular": is_non_singular, "is_self_adjoint": is_self_adjoint,
-                 "is_positive_definite": is_positive_definite}
-        for hint, text in (("is_non_singular", "non-singular"),
-                           ("is_self_adjoint", "self-adjoint"),
-                           ("is_positive_definite", "positive-definite")):
-            if _all(operators, hint):
-                if given[hint] is False:
-                    raise ValueError(f"The direct sum of {text} operators is always {text}.")
-                given[hint] = True
-        is_non_singular, is_self_adjoint, is_positive_definite = (
-            given["is_non_singular"], given["is_self_adjoint"], given["is_positive_definite"])
+        message = "The direct sum of {0} operators is always {0}."
+        is_non_singular = _hint_of_all(operators, "is_non_singular", is_non_singular, message)
+        is_self_adjoint = _hint_of_all(operators, "is_self_adjoint", is_self_adjoint, message)
+        is_positive_definite = _hint_of_all(operators, "is_positive_definite",
+                                            is_positive_definite, message)
         if not is_square:
             raise ValueError("A blockdiagonal operator is always square.")
         if not all(o.is_square for o in operators):
             raise ValueError("Can only represent a block diagonal of square matrices.")
-        self._operators = operators
-        name = name or "_ds_".join(o.name for o in operators)
-        with _graph.name_scope(name):
-            super().__init__(operators[0].dtype,
-                             graph_parents=[t for o in operators for t in o.graph_parents],
-                             is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
-                             is_positive_definite=is_positive_definite, is_square=True,
-                             name=name)
-
-    @property
-    def operators(self):
-        return self._operators
-
-    def _sizes(self):
-        sizes = [_static_dim(o.domain_dimension) for o in self._operators]
-        if None in sizes:
-            raise ValueError("LinearOperatorBlockDiag needs its blocks' sizes when the graph "
-                             "is built.")
-        return sizes
-
-    def _shape(self):
-        sizes = [_static_dim(o.domain_dimension) for o in self._operators]
-        n = None if None in sizes else sum(sizes)
-        return _batch_of(self._operators).concatenate([n, n])
-
-    def _shape_tensor(self):
-        return shape(self.to_dense())
+        self._diagonal = operators
+        super().__init__(operators, name, "_ds_", is_non_singular=is_non_singular,
+                         is_self_adjoint=is_self_adjoint,
+                         is_positive_definite=is_positive_definite, is_square=True)
 
     def _blockwise(self, x, method, adjoint=False, adjoint_arg=False):
-        x = globals()["adjoint"](x) if adjoint_arg else x
-        parts = split(x, self._sizes(), axis=-2)
+        parts = self._split_rows(x, adjoint_arg)
         outs = [getattr(op, method)(p, adjoint=adjoint) for op, p in zip(self._operators,
                                                                           parts)]
         outs = _broadcast_all(outs)
@@ -337,27 +349,8 @@ class LinearOperatorBlockDiag(LinearOperator):
         out.set_shape(self.shape)
         return out
 
-    def _determinant(self):
-        result = self._operators[0].determinant()
-        for op in self._operators[1:]:
-            result *= op.determinant()
-        return result
-
-    def _log_abs_determinant(self):
-        result = self._operators[0].log_abs_determinant()
-        for op in self._operators[1:]:
-            result += op.log_abs_determinant()
-        return result
-
-    def _diag_part(self):
-        return concat(_broadcast_all([op.diag_part()[..., None] for op in self._operators]),
-                      -2)[..., 0]
-
     def _trace(self):
-        result = self._operators[0].trace()
-        for op in self._operators[1:]:
-            result += op.trace()
-        return result
+        return _fold(self._operators, "trace", _operator.add)
 
 
 def _broadcast_all(tensors):
@@ -374,7 +367,7 @@ def _broadcast_all(tensors):
 
 
 # -- BlockLowerTriangular ----------------------------------------------------------------------
-class LinearOperatorBlockLowerTriangular(LinearOperator):
+class LinearOperatorBlockLowerTriangular(_Blocks):
     """[[L00], [L10, L11], ...]: row i holds blocks L_i0 ... L_ii (square diagonal blocks)."""
 
     def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
@@ -393,42 +386,21 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
             raise ValueError("The diagonal operators must be square.")
         if is_square is False:
             raise ValueError("A block lower triangular operator is always square.")
-        if _all(diagonal, "is_non_singular"):
-            if is_non_singular is False:
-                raise ValueError("A blockwise lower-triangular operator with non-singular "
-                                 "operators on the main diagonal is always non-singular.")
-            is_non_singular = True
-        self._operators = rows
+        is_non_singular = _hint_of_all(
+            diagonal, "is_non_singular", is_non_singular,
+            "A blockwise lower-triangular operator with {0} operators on the main diagonal "
+            "is always {0}.")
         self._diagonal = diagonal
-        with _graph.name_scope(name):
-            super().__init__(flat[0].dtype,
-                             graph_parents=[t for o in flat for t in o.graph_parents],
-                             is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
-                             is_positive_definite=is_positive_definite, is_square=True,
-                             name=name)
+        super().__init__(flat, name, is_non_singular=is_non_singular,
+                         is_self_adjoint=is_self_adjoint,
+                         is_positive_definite=is_positive_definite, is_square=True)
+        self._operators = rows  # `operators` is the list of rows, as in TF
 
-    @property
-    def operators(self):
-        return self._operators
-
-    def _sizes(self):
-        sizes = [_static_dim(o.domain_dimension) for o in self._diagonal]
-        if None in sizes:
-            raise ValueError("LinearOperatorBlockLowerTriangular needs its blocks' sizes "
-                             "when the graph is built.")
-        return sizes
-
-    def _shape(self):
-        sizes = [_static_dim(o.domain_dimension) for o in self._diagonal]
-        n = None if None in sizes else sum(sizes)
-        return _batch_of([o for row in self._operators for o in row]).concatenate([n, n])
-
-    def _shape_tensor(self):
-        return shape(self.to_dense())
+    def _blocks(self):
+        return [o for row in self._operators for o in row]
 
     def _matmul(self, x, adjoint=False, adjoint_arg=False):
-        x = globals()["adjoint"](x) if adjoint_arg else x
-        parts = split(x, self._sizes(), axis=-2)
+        parts = self._split_rows(x, adjoint_arg)
         n = len(self._operators)
         outs = []
         for i in range(n):
@@ -441,8 +413,7 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
         return concat(_broadcast_all(outs), -2)
 
     def _solve(self, rhs, adjoint=False, adjoint_arg=False):
-        rhs = globals()["adjoint"](rhs) if adjoint_arg else rhs
-        parts = split(rhs, self._sizes(), axis=-2)
+        parts = self._split_rows(rhs, adjoint_arg)
         n = len(self._operators)
         solution = [None] * n
         order = range(n - 1, -1, -1) if adjoint else range(n)
@@ -470,22 +441,6 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
         out = concat(_broadcast_all(rows), -2)
         out.set_shape(self.shape)
         return out
-
-    def _determinant(self):
-        result = self._diagonal[0].determinant()
-        for op in self._diagonal[1:]:
-            result *= op.determinant()
-        return result
-
-    def _log_abs_determinant(self):
-        result = self._diagonal[0].log_abs_determinant()
-        for op in self._diagonal[1:]:
-            result += op.log_abs_determinant()
-        return result
-
-    def _diag_part(self):
-        return concat(_broadcast_all([op.diag_part()[..., None] for op in self._diagonal]),
-                      -2)[..., 0]
 
 
 # -- LowRankUpdate -------------------------------------------------------------------------------
@@ -620,35 +575,34 @@ class LinearOperatorLowRankUpdate(LinearOperator):
 
 
 # -- Adjoint and Inversion ---------------------------------------------------------------------
-class LinearOperatorAdjoint(LinearOperator):
-    """The adjoint A^H of an operator, acting through the operator's adjoint methods."""
+class _OfOne(LinearOperator):
+    """An operator's adjoint or inverse (`relation`): each hint is the operator's or the
+    caller's, which must not contradict each other (TF's
+    use_operator_or_provided_hint_unless_contradicting)."""
 
-    def __init__(self, operator, is_non_singular=None, is_self_adjoint=None,
-                 is_positive_definite=None, is_square=None, name=None):
+    def __init__(self, operator, relation, name, **given):
         self._operator = operator
-        is_non_singular = combine_hint(operator, "is_non_singular", is_non_singular,
-                                       "An operator is non-singular if and only if its "
-                                       "adjoint is non-singular.")
-        is_self_adjoint = combine_hint(operator, "is_self_adjoint", is_self_adjoint,
-                                       "An operator is self-adjoint if and only if its "
-                                       "adjoint is self-adjoint.")
-        is_positive_definite = combine_hint(operator, "is_positive_definite",
-                                            is_positive_definite,
-                                            "An operator is positive-definite if and only if "
-                                            "its adjoint is positive-definite.")
-        is_square = combine_hint(operator, "is_square", is_square,
-                                 "An operator is square if and only if its adjoint is "
-                                 "square.")
-        name = name or operator.name + "_adjoint"
+        hints = {hint: combine_hint(operator, hint, provided,
+                                    f"An operator is {_HINT_WORDS[hint]} if and only if its "
+                                    f"{relation} is {_HINT_WORDS[hint]}.")
+                 for hint, provided in given.items()}
         with _graph.name_scope(name):
-            super().__init__(operator.dtype, graph_parents=operator.graph_parents,
-                             is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
-                             is_positive_definite=is_positive_definite, is_square=is_square,
-                             name=name)
+            super().__init__(operator.dtype, graph_parents=operator.graph_parents, name=name,
+                             **hints)
 
     @property
     def operator(self):
         return self._operator
+
+
+class LinearOperatorAdjoint(_OfOne):
+    """The adjoint A^H of an operator, acting through the operator's adjoint methods."""
+
+    def __init__(self, operator, is_non_singular=None, is_self_adjoint=None,
+                 is_positive_definite=None, is_square=None, name=None):
+        super().__init__(operator, "adjoint", name or operator.name + "_adjoint",
+                         is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
+                         is_positive_definite=is_positive_definite, is_square=is_square)
 
     def _shape(self):
         s = self._operator.shape
@@ -683,41 +637,20 @@ class LinearOperatorAdjoint(LinearOperator):
         return adjoint(self._operator.to_dense())
 
 
-class LinearOperatorInversion(LinearOperator):
+class LinearOperatorInversion(_OfOne):
     """A^-1: matmul solves with the operator and solve multiplies by it."""
 
     def __init__(self, operator, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=None, name=None):
-        self._operator = operator
         if operator.is_non_singular is False or is_non_singular is False:
             raise ValueError(f"operator and supplied hints must result in a non-singular "
                              f"matrix: {operator.name}")
         if operator.is_square is False or is_square is False:
             raise ValueError(f"operator and supplied hints must result in a square matrix: "
                              f"{operator.name}")
-        is_non_singular = combine_hint(operator, "is_non_singular", is_non_singular,
-                                       "An operator is non-singular if and only if its "
-                                       "inverse is non-singular.")
-        is_self_adjoint = combine_hint(operator, "is_self_adjoint", is_self_adjoint,
-                                       "An operator is self-adjoint if and only if its inverse "
-                                       "is self-adjoint.")
-        is_positive_definite = combine_hint(operator, "is_positive_definite",
-                                            is_positive_definite,
-                                            "An operator is positive-definite if and only if "
-                                            "its inverse is positive-definite.")
-        is_square = combine_hint(operator, "is_square", is_square,
-                                 "An operator is square if and only if its inverse is "
-                                 "square.")
-        name = name or operator.name + "_inv"
-        with _graph.name_scope(name):
-            super().__init__(operator.dtype, graph_parents=operator.graph_parents,
-                             is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
-                             is_positive_definite=is_positive_definite, is_square=is_square,
-                             name=name)
-
-    @property
-    def operator(self):
-        return self._operator
+        super().__init__(operator, "inverse", name or operator.name + "_inv",
+                         is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
+                         is_positive_definite=is_positive_definite, is_square=is_square)
 
     def _shape(self):
         return self._operator.shape
