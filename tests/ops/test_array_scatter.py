@@ -196,3 +196,25 @@ def test_construction_errors_and_names():
     assert tf.scatter_nd_update(v, [[0]], tf.ones([1, 3])).op.get_attr("use_locking") is True
     assert tf.tensor_scatter_add is tf.tensor_scatter_nd_add
     assert tf.tensor_scatter_sub is tf.tensor_scatter_nd_sub
+
+
+def test_scatter_update_add_sub_take_scalar_updates_and_check_their_indices():
+    # TF's ScatterUpdateShape allows a scalar `updates`; TF's CPU kernels reject indices
+    # outside [0, rows), negative ones included, and the failed run writes nothing.
+    v = tf.Variable([1.0, 2.0, 3.0])
+    indices = tf.placeholder(tf.int32, [None])
+    update = tf.scatter_update(v, [0, 2], 9.0)
+    add = tf.scatter_add(v, indices, 1.0)
+    sub = tf.scatter_sub(v, indices, [0.5, 0.5])
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        np.testing.assert_array_equal(sess.run(update), [9.0, 2.0, 9.0])
+        np.testing.assert_array_equal(sess.run(add, {indices: [1, 1]}), [9.0, 4.0, 9.0])
+        np.testing.assert_array_equal(sess.run(sub, {indices: [0, 2]}), [8.5, 4.0, 8.5])
+        for bad in ([-1, 0], [3, 0]):
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=rf"indices\[0\] = {bad[0]} is not in \[0, 3\)"):
+                sess.run(sub, {indices: bad})
+        np.testing.assert_array_equal(sess.run(v), [8.5, 4.0, 8.5])
+    with pytest.raises(ValueError, match="Dimension 0 in both shapes must be equal"):
+        tf.scatter_update(v, [0, 1], [1.0, 2.0, 3.0])

@@ -22,7 +22,7 @@ from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops import constant
 from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops, host_ops
 from tensorflux._src.ops.array.array_ops import expand_dims, reshape
-from tensorflux._src.ops.array.index_checks import is_traced
+from tensorflux._src.ops.index_checks import is_traced
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.math.math_ops import cast
 from tensorflux._src.ops.op_builder import apply_op

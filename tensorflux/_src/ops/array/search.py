@@ -20,7 +20,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.array.array_ops import reshape, shape
-from tensorflux._src.ops.array.index_checks import is_traced
+from tensorflux._src.ops.index_checks import is_traced
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import (ANY, kernel_error, static_input, static_scalar,

@@ -15,7 +15,7 @@ import numpy as np
 from tensorflux._src.compiler import effects
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape, as_shape, unknown_shape
-from tensorflux._src.ops.array.index_checks import is_traced
+from tensorflux._src.ops.index_checks import is_traced
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import ANY, dims_str, kernel_error, merge_shapes, with_rank
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register

@@ -16,7 +16,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.ops.array.array_ops import identity, shape
 from tensorflux._src.ops.array.gather_ops import gather_nd, scatter_nd, scatter_nd_shape_helper
 from tensorflux._src.ops.array.generator_ops import zeros_like
-from tensorflux._src.ops.array.index_checks import check_rows, dims_str, dropping
+from tensorflux._src.ops.index_checks import check_rows, dims_str, dropping
 from tensorflux._src.ops.math.math_ops import cast, equal, negative
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import ANY, kernel_error, with_rank_at_least

@@ -19,13 +19,12 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops, generator_ops
 from tensorflux._src.ops.array.gather_ops import scatter_nd_shape_helper
-from tensorflux._src.ops.array.index_checks import check_first_dim, dims_str, dropping
 from tensorflux._src.ops.array.tensor_scatter import scatter_nd_into
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import ANY, kernel_error, with_rank_at_least
+from tensorflux._src.ops.op_helpers import ANY, with_rank_at_least
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.state.state_ops import _ref
+from tensorflux._src.ops.state.state_ops import _ref, register_scatter
 
 __all__ = ["batch_scatter_update", "scatter_div", "scatter_max", "scatter_min",
            "scatter_mul", "scatter_nd_add", "scatter_nd_sub", "scatter_nd_update"]
@@ -34,73 +33,23 @@ _MINMAX_TYPES = (_dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.flo
                  _dtypes.int32, _dtypes.int64)
 
 
-# -- Scatter{Mul,Div,Min,Max}: indices into dimension 0 ------------------------------------
-def _scatter_shape(op):
-    """TF's ScatterUpdateShape: updates is indices.shape + ref.shape[1:], or a scalar."""
-    ref, indices, updates = (t.shape for t in op.inputs)
-    if updates.ndims == 0:
-        return ref
-    if ref.ndims is not None and indices.ndims is not None:
-        expected = indices.concatenate(ref[1:])
-        if not updates.is_compatible_with(expected):
-            raise ValueError(f"Shapes must be equal rank, but are {updates.ndims} and "
-                             f"{expected.ndims}" if updates.ndims != expected.ndims else
-                             f"Shapes {updates} and {expected} are not compatible")
-    return ref
-
-
-def _checked_first_dim(ref, indices, updates):
-    if ref.ndim < 1:
-        raise kernel_error(f"params must be at least 1-D, got shape {dims_str(ref.shape)}")
-    expected = indices.shape + ref.shape[1:]
-    if updates.ndim and updates.shape != expected:
-        raise kernel_error(f"Must have updates.shape = indices.shape + params.shape[1:] or "
-                           f"updates.shape = [], got updates.shape "
-                           f"{dims_str(updates.shape)}, indices.shape "
-                           f"{dims_str(indices.shape)}, params.shape {dims_str(ref.shape)}")
-    check_first_dim(indices, ref.shape[0])
-    updates = jnp.broadcast_to(jnp.asarray(updates, ref.dtype), expected)
-    return dropping(indices, ref.shape[0]), updates
-
-
-def _mul(ref, indices, updates):
-    indices, updates = _checked_first_dim(ref, indices, updates)
-    return jnp.asarray(ref).at[indices].multiply(updates, mode="drop")
-
-
+# -- Scatter{Mul,Div,Min,Max}: indices into dimension 0, as state_ops' ScatterUpdate --------
 def _div(ref, indices, updates):
     # Dividing once per occurrence is dividing by the product of a row's updates (exact
     # for integers, whose division truncates as in C++).
-    indices, updates = _checked_first_dim(ref, indices, updates)
-    ref = jnp.asarray(ref)
     divisor = jnp.ones_like(ref).at[indices].multiply(updates, mode="drop")
     if jnp.issubdtype(ref.dtype, jnp.integer):
         return jax.lax.div(ref, divisor)
     return ref / divisor
 
 
-def _max(ref, indices, updates):
-    indices, updates = _checked_first_dim(ref, indices, updates)
-    return jnp.asarray(ref).at[indices].max(updates, mode="drop")
-
-
-def _min(ref, indices, updates):
-    indices, updates = _checked_first_dim(ref, indices, updates)
-    return jnp.asarray(ref).at[indices].min(updates, mode="drop")
-
-
-def _register_first_dim(op_type, update, types):
-    register(OpDef(
-        op_type, inputs=("ref: Ref(T)", "indices: Tindices", "updates: T"),
-        outputs=("output_ref: Ref(T)",),
-        attrs={"T": types, "Tindices": _dtypes.INDEX, "use_locking": False},
-        shape=_scatter_shape, lower=update, writes=("ref",)))
-
-
-_register_first_dim("ScatterMul", _mul, _dtypes.NUMBERS)
-_register_first_dim("ScatterDiv", _div, _dtypes.NUMBERS)
-_register_first_dim("ScatterMin", _min, _MINMAX_TYPES)
-_register_first_dim("ScatterMax", _max, _MINMAX_TYPES)
+register_scatter("ScatterMul", lambda ref, i, u: ref.at[i].multiply(u, mode="drop"),
+                 use_locking=False)
+register_scatter("ScatterDiv", _div, use_locking=False)
+register_scatter("ScatterMin", lambda ref, i, u: ref.at[i].min(u, mode="drop"),
+                 _MINMAX_TYPES, use_locking=False)
+register_scatter("ScatterMax", lambda ref, i, u: ref.at[i].max(u, mode="drop"),
+                 _MINMAX_TYPES, use_locking=False)
 
 
 def scatter_mul(ref, indices, updates, use_locking=False, name=None):

@@ -7,9 +7,13 @@ compiled run (see `compiler/state.py`).
 
 from __future__ import annotations
 
+import jax.numpy as jnp
+
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors, tensor_shape
+from tensorflux._src.ops.index_checks import check_first_dim, dims_str, dropping
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import kernel_error, merge_shapes
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add",
@@ -74,32 +78,52 @@ register(OpDef(
 ))
 
 
-def _scatter_shape(op):
+def scatter_shape(op):
+    """TF's ScatterUpdateShape: updates is indices.shape + ref.shape[1:], or a scalar."""
     ref, indices, updates = (t.shape for t in op.inputs)
-    if ref.ndims is not None and indices.ndims is not None:
-        expected = indices.concatenate(ref[1:])
-        if not updates.is_compatible_with(expected):
-            raise ValueError(f"Shapes must be equal rank, but are {updates.ndims} and "
-                             f"{expected.ndims}" if updates.ndims != expected.ndims else
-                             f"updates has shape {updates}, but indices {indices} and ref "
-                             f"{ref} need {expected}")
+    if updates.ndims != 0 and ref.ndims is not None and indices.ndims is not None:
+        merge_shapes(updates, indices.concatenate(ref[1:]))
     return ref
 
 
-def _scatter(op_type, update):
+def checked_first_dim(ref, indices, updates):
+    """(indices, updates) for a scatter into dimension 0 of `ref`: TF's CPU errors for a
+    bad updates shape or an index outside [0, len(ref)) (fed indices fail the run and
+    write nothing), negative indices moved out of range so the scatter drops them, and
+    a scalar `updates` broadcast."""
+    if ref.ndim < 1:
+        raise kernel_error(f"params must be at least 1-D, got shape {dims_str(ref.shape)}")
+    expected = indices.shape + ref.shape[1:]
+    if updates.ndim and updates.shape != expected:
+        raise kernel_error(f"Must have updates.shape = indices.shape + params.shape[1:] or "
+                           f"updates.shape = [], got updates.shape "
+                           f"{dims_str(updates.shape)}, indices.shape "
+                           f"{dims_str(indices.shape)}, params.shape {dims_str(ref.shape)}")
+    check_first_dim(indices, ref.shape[0])
+    updates = jnp.broadcast_to(jnp.asarray(updates, ref.dtype), expected)
+    return dropping(indices, ref.shape[0]), updates
+
+
+def register_scatter(op_type, update, types=_dtypes.NUMBERS, use_locking=True):
+    """A record updating rows of a variable: `update(ref, indices, updates)` gets checked
+    indices and broadcast updates (checked_first_dim)."""
+    def lower(ref, indices, updates):
+        indices, updates = checked_first_dim(ref, indices, updates)
+        return update(jnp.asarray(ref), indices, updates)
+
     register(OpDef(
         op_type,
         inputs=("ref: Ref(T)", "indices: Tindices", "updates: T"),
         outputs=("output_ref: Ref(T)",),
-        attrs={"T": _dtypes.NUMBERS, "Tindices": _dtypes.INDEX, "use_locking": True},
-        shape=_scatter_shape, lower=update, writes=("ref",),
+        attrs={"T": types, "Tindices": _dtypes.INDEX, "use_locking": use_locking},
+        shape=scatter_shape, lower=lower, writes=("ref",),
     ))
 
 
 # Repeated indices: Update keeps one of the values, Add/Sub accumulate (as TF).
-_scatter("ScatterUpdate", lambda ref, indices, updates: ref.at[indices].set(updates))
-_scatter("ScatterAdd", lambda ref, indices, updates: ref.at[indices].add(updates))
-_scatter("ScatterSub", lambda ref, indices, updates: ref.at[indices].add(-updates))
+register_scatter("ScatterUpdate", lambda ref, i, u: ref.at[i].set(u, mode="drop"))
+register_scatter("ScatterAdd", lambda ref, i, u: ref.at[i].add(u, mode="drop"))
+register_scatter("ScatterSub", lambda ref, i, u: ref.at[i].add(-u, mode="drop"))
 
 register(OpDef(
     "IsVariableInitialized",
