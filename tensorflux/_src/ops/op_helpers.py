@@ -106,3 +106,13 @@ def shape_arg(shape):
             return np.zeros([0], np.int32)
         return [d.value if isinstance(d, Dimension) else d for d in shape]
     return shape
+
+
+def deprecated_argument_lookup(new_name, new_value, old_name, old_value):
+    """TF's alias resolution for renamed arguments (`axis`/`dim`, `filters`/`filter`):
+    the old name's value if given, else the new one's; both together are TF's ValueError."""
+    if old_value is not None:
+        if new_value is not None:
+            raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'")
+        return old_value
+    return new_value

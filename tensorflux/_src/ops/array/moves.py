@@ -18,11 +18,11 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops, generator_ops
-from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, apply_checked,
-                                                 deprecated_argument_lookup)
+from tensorflux._src.ops.nn.window_utils import ATTR_RULES, apply_checked
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import (ANY, dims_str, kernel_error, merge_shapes,
-                                            static_input, with_rank, with_rank_at_least)
+from tensorflux._src.ops.op_helpers import (ANY, deprecated_argument_lookup, dims_str,
+                                            kernel_error, merge_shapes, static_input,
+                                            with_rank, with_rank_at_least)
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import static_value
 

@@ -21,9 +21,8 @@ from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
-from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, apply_checked,
-                                                 deprecated_argument_lookup, window_pads)
-from tensorflux._src.ops.op_helpers import with_rank
+from tensorflux._src.ops.nn.window_utils import ATTR_RULES, apply_checked, window_pads
+from tensorflux._src.ops.op_helpers import deprecated_argument_lookup, with_rank
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["extract_image_patches", "extract_volume_patches"]

@@ -22,6 +22,7 @@ from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.op_helpers import deprecated_argument_lookup
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import static_value, unchanged
 
@@ -148,15 +149,6 @@ for _op_type, _types in (("Sum", _d.NUMBERS), ("Mean", _d.NUMBERS), ("Prod", _d.
 
 
 # -- public reductions ------------------------------------------------------------------------
-def _lookup(new_name, new_value, old_name, old_value):
-    """TF's deprecated_argument_lookup: the old alias wins, both together are an error."""
-    if old_value is not None:
-        if new_value is not None:
-            raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'")
-        return old_value
-    return new_value
-
-
 def _reduction_dims(x, axis):
     """`axis`, or all of x's dimensions: a constant when x's rank is known, else range(rank)."""
     if isinstance(axis, (list, tuple)) and not axis:
@@ -177,8 +169,8 @@ def _may_reduce_to_scalar(keepdims, axis, output):
 
 
 def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep_dims):
-    axis = _lookup("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = _lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     keepdims = bool(keepdims) if keepdims is not None else False
     out = apply_op(op_type, name=name, input=input_tensor,
                    reduction_indices=_reduction_dims(input_tensor, axis), keep_dims=keepdims)
@@ -219,9 +211,9 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None,
 
     Built as TF builds it; an infinite max is replaced by 0 so inf/-inf inputs work.
     """
-    keepdims = _lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     keepdims = bool(keepdims) if keepdims is not None else False
-    axis = _lookup("axis", axis, "reduction_indices", reduction_indices)
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
     input_tensor = convert_to_tensor(input_tensor)
     with _graph.name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
         raw_max = reduce_max(input_tensor, axis=axis, keepdims=True)
@@ -252,8 +244,8 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
 def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=_d.int64, name=None,
                   reduction_indices=None, keep_dims=None):
     """Number of nonzero elements across axes, as `dtype` (int64 by default)."""
-    keepdims = _lookup("keepdims", keepdims, "keep_dims", keep_dims)
-    axis = _lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
     keepdims = bool(keepdims) if keepdims is not None else False
     with _graph.name_scope(name, "count_nonzero", [input_tensor]):
         input_tensor = convert_to_tensor(input_tensor, name="input_tensor")
@@ -306,7 +298,7 @@ for _op_type, _fn in (("ArgMax", jnp.argmax), ("ArgMin", jnp.argmin)):
 def argmax(input, axis=None, name=None, dimension=None,  # noqa: A002 - TF's name
            output_type=_d.int64):
     """Index of the largest value along `axis` (default 0); the first one on ties."""
-    axis = _lookup("axis", axis, "dimension", dimension)
+    axis = deprecated_argument_lookup("axis", axis, "dimension", dimension)
     return apply_op("ArgMax", name=name, input=input, dimension=0 if axis is None else axis,
                     output_type=output_type)
 
@@ -314,7 +306,7 @@ def argmax(input, axis=None, name=None, dimension=None,  # noqa: A002 - TF's nam
 def argmin(input, axis=None, name=None, dimension=None,  # noqa: A002 - TF's name
            output_type=_d.int64):
     """Index of the smallest value along `axis` (default 0); the first one on ties."""
-    axis = _lookup("axis", axis, "dimension", dimension)
+    axis = deprecated_argument_lookup("axis", axis, "dimension", dimension)
     return apply_op("ArgMin", name=name, input=input, dimension=0 if axis is None else axis,
                     output_type=output_type)
 

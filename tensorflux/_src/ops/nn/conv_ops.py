@@ -27,8 +27,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.nn import conv_defs  # noqa: F401 - registers the op records
-from tensorflux._src.ops.nn.window_utils import (apply_checked, convert_padding,
-                                                 deprecated_argument_lookup, get_sequence)
+from tensorflux._src.ops.nn.window_utils import apply_checked, convert_padding, get_sequence
+from tensorflux._src.ops.op_helpers import deprecated_argument_lookup
 
 __all__ = [
     "atrous_conv2d", "atrous_conv2d_transpose", "conv1d", "conv1d_transpose", "conv2d",

@@ -37,7 +37,7 @@ from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops, gather_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.nn import ctc_kernels as _k
-from tensorflux._src.ops.nn.window_utils import deprecated_argument_lookup
+from tensorflux._src.ops.op_helpers import deprecated_argument_lookup
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.registry import OpDef, register

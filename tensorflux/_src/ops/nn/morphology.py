@@ -28,10 +28,9 @@ from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.nn.ctc import merge_dim
-from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, PADDINGS, apply_checked,
-                                                 deprecated_argument_lookup, window_pads)
+from tensorflux._src.ops.nn.window_utils import ATTR_RULES, PADDINGS, apply_checked, window_pads
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import with_rank
+from tensorflux._src.ops.op_helpers import deprecated_argument_lookup, with_rank
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 
 __all__ = ["dilation2d", "erosion2d"]

@@ -22,7 +22,7 @@ from tensorflux._src.ops.array.gather_ops import gather
 from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import merge_shapes, with_rank
+from tensorflux._src.ops.op_helpers import deprecated_argument_lookup, merge_shapes, with_rank
 from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["l2_normalize", "moments", "weighted_moments", "sufficient_statistics",
@@ -36,16 +36,10 @@ _HALF = (_dtypes.float16, _dtypes.bfloat16, _dtypes.float32)  # TF's sets for th
 _U = (_dtypes.float32,)
 
 
-def _deprecated_lookup(new_name, new_value, old_name, old_value):
-    if new_value is not None and old_value is not None:
-        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'")
-    return new_value if new_value is not None else old_value
-
-
 # -- composed normalizations -----------------------------------------------------------------
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     """x / sqrt(max(sum(x ** 2, axis), epsilon))."""
-    axis = _deprecated_lookup("axis", axis, "dim", dim)
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     with _graph.name_scope(name, "l2_normalize", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         square_sum = reduce_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
@@ -57,7 +51,7 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
     """Mean and (biased) variance of x over `axes`; `shift` is accepted and ignored, as in
     TF. float16 inputs are reduced in float32."""
     del shift
-    keep_dims = bool(_deprecated_lookup("keepdims", keepdims, "keep_dims", keep_dims))
+    keep_dims = bool(deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims))
     with _graph.name_scope(name, "moments", [x, axes]):
         x = convert_to_tensor(x, name="x")
         y = math_ops.cast(x, _dtypes.float32) if x.dtype == _dtypes.float16 else x
@@ -77,7 +71,7 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
 
 def weighted_moments(x, axes, frequency_weights, name=None, keep_dims=None, keepdims=None):
     """Frequency-weighted mean and variance of x over `axes` (weights broadcast to x)."""
-    keep_dims = bool(_deprecated_lookup("keepdims", keepdims, "keep_dims", keep_dims))
+    keep_dims = bool(deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims))
     with _graph.name_scope(name, "weighted_moments", [x, frequency_weights, axes]):
         x = convert_to_tensor(x, name="x")
         frequency_weights = convert_to_tensor(frequency_weights, name="frequency_weights")
@@ -110,7 +104,7 @@ def weighted_moments(x, axes, frequency_weights, name=None, keep_dims=None, keep
 def sufficient_statistics(x, axes, shift=None, keep_dims=None, name=None, keepdims=None):
     """(count, sum of (x - shift), sum of (x - shift) ** 2, shift) over `axes`."""
     axes = sorted(set(axes))
-    keep_dims = bool(_deprecated_lookup("keepdims", keepdims, "keep_dims", keep_dims))
+    keep_dims = bool(deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims))
     with _graph.name_scope(name, "sufficient_statistics", [x, shift]):
         x = convert_to_tensor(x, name="x")
         dims = x.shape.as_list() if x.shape.ndims is not None else None
@@ -166,9 +160,9 @@ def batch_norm_with_global_normalization(t=None, m=None, v=None, beta=None, gamm
                                          scale_after_normalization=None, name=None,
                                          input=None, mean=None, variance=None):  # noqa: A002
     """Deprecated in TF: batch_normalization(t, m, v, beta, gamma if scaling, epsilon)."""
-    t = _deprecated_lookup("input", input, "t", t)
-    m = _deprecated_lookup("mean", mean, "m", m)
-    v = _deprecated_lookup("variance", variance, "v", v)
+    t = deprecated_argument_lookup("input", input, "t", t)
+    m = deprecated_argument_lookup("mean", mean, "m", m)
+    v = deprecated_argument_lookup("variance", variance, "v", v)
     return batch_normalization(t, m, v, beta, gamma if scale_after_normalization else None,
                                variance_epsilon, name)
 

@@ -17,8 +17,8 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.nn import pool_defs  # noqa: F401 - registers the op records
-from tensorflux._src.ops.nn.window_utils import (apply_checked, deprecated_argument_lookup,
-                                                 get_sequence)
+from tensorflux._src.ops.nn.window_utils import apply_checked, get_sequence
+from tensorflux._src.ops.op_helpers import deprecated_argument_lookup
 
 __all__ = [
     "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d", "avg_pool_v2", "max_pool",

@@ -18,7 +18,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.array.moves import with_space_to_batch
 from tensorflux._src.ops.nn import conv_ops, pool_ops
-from tensorflux._src.ops.nn.window_utils import deprecated_argument_lookup
+from tensorflux._src.ops.op_helpers import deprecated_argument_lookup
 
 __all__ = ["pool", "conv_transpose"]
 

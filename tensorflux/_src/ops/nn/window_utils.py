@@ -76,15 +76,6 @@ def convert_padding(padding):
     return padding, explicit_paddings
 
 
-def deprecated_argument_lookup(new_name, new_value, old_name, old_value):
-    """TF's alias resolution (`filters`/`filter`, `input`/`value`, `dilations`/`rate`)."""
-    if old_value is not None:
-        if new_value is not None:
-            raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'")
-        return old_value
-    return new_value
-
-
 # -- attr checks, as op_def_library makes them ---------------------------------------------
 def _check_attr(op_type, key, value, rule):
     if rule is bool:
