@@ -162,6 +162,22 @@ from tensorflux._src.train.variables import (  # noqa: E402,F401
     VariableAggregation, VariableSynchronization, variable_creator_scope,
 )
 
+# Sparse and ragged tensors: tf.sparse, sparse_* top-level names, tf.ragged.
+
+# IndexedSlices: sparse gradients and the optimizers' sparse updates.
+
+# TensorArray, raw_rnn (seq2seq lives in tf.contrib.seq2seq).
+
+# Lookup tables: tf.lookup, index tables, tables_initializer.
+
+# Input pipelines: the rest of tf.data.
+
+# Files and strings: the rest of tf.io, tf.strings and tf.audio.
+
+# Training utilities: the rest of tf.train, partitioned variables, templates, queues.
+
+# Feature columns: tf.feature_column.
+
 from tensorflux._src.framework.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,
 )

@@ -13,3 +13,9 @@ from tensorflux._src.queues.data_flow_ops import (  # noqa: F401
     FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue,
 )
 from tensorflux import _io_gfile as gfile  # noqa: E402,F401
+
+# Sparse tensors: serialize_sparse and friends.
+
+# Files and strings: the rest of tf.io.
+
+# Training utilities: match_filenames_once, PriorityQueue.

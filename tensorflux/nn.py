@@ -31,3 +31,7 @@ from tensorflux._src.ops.array.moves import (  # noqa: F401,E402
 from tensorflux._src.ops.nn.candidate_samplers import (  # noqa: F401,E402
     all_candidate_sampler, fixed_unigram_candidate_sampler, learned_unigram_candidate_sampler,
 )
+
+# Sparse embedding lookups.
+
+# TensorArray-based recurrent loops (raw_rnn).

@@ -35,3 +35,7 @@ from tensorflux._src.train.server_lib import (  # noqa: F401
 )
 from tensorflux._src.train.device_setter import replica_device_setter  # noqa: F401
 from tensorflux._src.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F401
+
+# IndexedSlices: sparse updates and the optimizers that make them.
+
+# Training utilities: the rest of tf.train.

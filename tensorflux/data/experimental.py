@@ -27,3 +27,7 @@ def unbatch():
 
 __all__ = ["AUTOTUNE", "shuffle_and_repeat", "map_and_batch", "parallel_interleave",
            "unbatch"]
+
+# Input pipelines: the rest of tf.data.experimental.
+
+# Lookup tables built from datasets.

@@ -125,6 +125,24 @@ EXEMPT = {
            "over the fetched sequences, the sequence rules, finite-difference gradients)"
        for op in ("FractionalMaxPool", "FractionalAvgPool")},
 
+    # Issue 20's families.
+
+    # sparse
+
+    # indexed
+
+    # tensorarray
+
+    # lookup
+
+    # data
+
+    # io
+
+    # train
+
+    # feature_column
+
 }
 
 
