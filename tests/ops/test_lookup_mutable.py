@@ -155,6 +155,7 @@ def test_saver_round_trip_of_mutable_tables(tmp_path):
                                                   initial_num_buckets=4, name="dense")
     scratch = tf.lookup.experimental.MutableHashTable(tf.int64, tf.int64, 0, name="scratch",
                                                       checkpoint=False)
+    empty = tf.lookup.experimental.MutableHashTable(tf.string, tf.string, "?", name="empty")
     w = tf.Variable([1.0, 2.0], name="w")
     fill = [words.insert(["é", "b", ""], tf.constant([5, 6, 7], tf.int64)),
             dense.insert(tf.constant([10, 20], tf.int64), [0.5, 1.5]),
@@ -166,13 +167,14 @@ def test_saver_round_trip_of_mutable_tables(tmp_path):
         saver.save(sess, prefix)
     names = dict(tf.train.list_variables(prefix))
     assert names == {"MutableHashTable-keys": [3], "MutableHashTable-values": [3],
-                     "dense-keys": [4, 1], "dense-values": [4, 1], "w": [2]}
+                     "dense-keys": [4, 1], "dense-values": [4, 1], "empty-keys": [0],
+                     "empty-values": [0], "w": [2]}
     reader = tf.train.load_checkpoint(prefix)
     assert sorted(reader.get_tensor("MutableHashTable-keys").tolist()) == [
         b"", b"b", "é".encode()]
     look = [words.lookup(tf.constant(["é", "b", "", "q"])),
             dense.lookup(tf.constant([10, 20, 30], tf.int64)),
-            scratch.lookup(tf.constant([1], tf.int64)), words.size()]
+            scratch.lookup(tf.constant([1], tf.int64)), words.size(), empty.size()]
     with tf.Session() as sess:
         sess.run(words.insert(["stale"], tf.constant([1], tf.int64)))  # replaced on restore
         saver.restore(sess, prefix)
@@ -182,7 +184,7 @@ def test_saver_round_trip_of_mutable_tables(tmp_path):
         only_words = str(tmp_path / "words.ckpt")
         tf.train.Saver([words]).save(sess, only_words)
     assert got[0].tolist() == [5, 6, 7, -1] and got[1].tolist() == [0.5, 1.5, 0.0]
-    assert got[2].tolist() == [0] and got[3] == 3
+    assert got[2].tolist() == [0] and got[3] == 3 and got[4] == 0
     assert dict(tf.train.list_variables(only_words)) == {"MutableHashTable-keys": [3],
                                                          "MutableHashTable-values": [3]}
     # A checkpoint whose keys have another dtype.

@@ -92,14 +92,13 @@ def _dense_table(empty_key, deleted_key, *, container, shared_name, key_dtype, v
             max_load_factor))
 
 
-_scalar_handle = scalar
 for _type, _host, _extra in (
         ("HashTableV2", _hash_table, {}),
         ("MutableHashTableV2", _mutable_hash_table, {}),
         ("MutableHashTableOfTensorsV2", _mutable_tensors_table,
          {"value_shape": TensorShape([])})):
     register(OpDef(_type, outputs=("table_handle: resource",),
-                   attrs={**_CREATE_ATTRS, **_extra}, shape=_scalar_handle, host=_host,
+                   attrs={**_CREATE_ATTRS, **_extra}, shape=scalar, host=_host,
                    uses_session=True, not_differentiable=True))
 
 register(OpDef(
@@ -107,7 +106,7 @@ register(OpDef(
     outputs=("table_handle: resource",),
     attrs={**_CREATE_ATTRS, "value_shape": TensorShape([]), "initial_num_buckets": 131072,
            "max_load_factor": 0.8},
-    shape=_scalar_handle, host=_dense_table, uses_session=True, not_differentiable=True))
+    shape=scalar, host=_dense_table, uses_session=True, not_differentiable=True))
 
 
 # -- shapes from the handle's table --------------------------------------------------------
