@@ -31,3 +31,7 @@ __all__ = ["AUTOTUNE", "shuffle_and_repeat", "map_and_batch", "parallel_interlea
 # Input pipelines: the rest of tf.data.experimental.
 
 # Lookup tables built from datasets.
+from tensorflux._src.data.table_init import (  # noqa: E402
+    index_table_from_dataset, table_from_dataset,
+)
+__all__ += ["index_table_from_dataset", "table_from_dataset"]
