@@ -25,8 +25,9 @@ noise: "uniform" (between the image's min and max), "gaussian" (each channel's m
 standard deviation, clipped to its range) or "zero". As in TF's kernel, a non-empty
 `noise` attr wins over `uniform_noise` (`noise=""` picks uniform or gaussian from
 `uniform_noise`), so the op's default noise="uniform" gives uniform noise even with
-uniform_noise=False. The noise comes from the op's per-run PRNG key (TF's Eigen generator
-is unseeded).
+uniform_noise=False. TF declares the op stateless (its Eigen generator is unseeded and
+its result may be folded), so here the noise comes from a fixed PRNG key: the same input
+gives the same glimpse, and the record stays foldable.
 """
 
 from __future__ import annotations
@@ -337,7 +338,7 @@ def _glimpse_noise(key, image, size_h, size_w, mode):
     return jnp.maximum(jnp.minimum(sample, hi), lo)
 
 
-def _extract_glimpse_lower(key, input, size, offsets, centered, normalized,  # noqa: A002
+def _extract_glimpse_lower(input, size, offsets, centered, normalized,  # noqa: A002
                            uniform_noise, noise):
     mode = _noise_mode(uniform_noise, noise)
     if input.ndim != 4:
@@ -368,7 +369,8 @@ def _extract_glimpse_lower(key, input, size, offsets, centered, normalized,  # n
     b = jnp.arange(image.shape[0])[:, None, None]
     pixels = image[b, jnp.clip(rows, 0, height - 1)[:, :, None],
                    jnp.clip(cols, 0, width - 1)[:, None, :]]
-    return jnp.where(inside, pixels, _glimpse_noise(key, image, size_h, size_w, mode))
+    noise = _glimpse_noise(jax.random.PRNGKey(0), image, size_h, size_w, mode)
+    return jnp.where(inside, pixels, noise)
 
 
 def _extract_glimpse_shape(op):
@@ -387,7 +389,7 @@ register(OpDef(
     "ExtractGlimpse", inputs=("input: float", "size: int32", "offsets: float"),
     outputs=("glimpse: float",),
     attrs={"centered": True, "normalized": True, "uniform_noise": True, "noise": "uniform"},
-    shape=_extract_glimpse_shape, lower=_extract_glimpse_lower, random=True))
+    shape=_extract_glimpse_shape, lower=_extract_glimpse_lower))
 
 
 def extract_glimpse(input, size, offsets, centered=True, normalized=True,  # noqa: A002
