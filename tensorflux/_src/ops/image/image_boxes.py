@@ -51,39 +51,36 @@ def _edges(lo, hi, size):
 
 
 def _draw(images, boxes, colors):
-    batch, height, width, depth = images.shape
     if images.ndim != 4:
         raise kernel_error("The rank of the images should be 4")
     if boxes.ndim != 3:
         raise kernel_error("The rank of the boxes tensor should be 3")
-    if images.shape[0] != boxes.shape[0]:
+    batch, height, width, depth = images.shape
+    if batch != boxes.shape[0]:
         raise kernel_error("The batch sizes should be the same")
     if depth not in (1, 3, 4):
         raise kernel_error("Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)")
     if boxes.shape[2] != 4:
         raise kernel_error(f"The size of the third dimension of the box must be 4. "
                            f"Received: {boxes.shape[2]}")
-    if boxes.shape[1] == 0:
-        return images
     boxes = jnp.asarray(boxes, jnp.float32)
     top, bottom = _edges(boxes[..., 0], boxes[..., 2], height)  # [batch, num_boxes]
     left, right = _edges(boxes[..., 1], boxes[..., 3], width)
     drawn = ((top <= bottom) & (left <= right) & (top < height) & (bottom >= 0)
              & (left < width) & (right >= 0))
-    rows = jnp.arange(height)[None, None, :]
+    palette = jnp.asarray(colors, jnp.float32)[:, :depth].astype(images.dtype)
+    rows = jnp.arange(height)[None, :, None]
     cols = jnp.arange(width)[None, None, :]
-    in_cols = (cols >= left[..., None]) & (cols <= right[..., None])  # [b, n, W]
-    in_rows = (rows >= top[..., None]) & (rows <= bottom[..., None])  # [b, n, H]
-    horizontal = (rows == top[..., None]) | (rows == bottom[..., None])
-    vertical = (cols == left[..., None]) | (cols == right[..., None])
-    # [b, n, H, W]: on a top/bottom edge within the columns, or a side edge within the rows.
-    on_edge = ((horizontal[..., :, None] & in_cols[..., None, :])
-               | (in_rows[..., :, None] & vertical[..., None, :])) & drawn[..., None, None]
-    index = jnp.arange(boxes.shape[1])[None, :, None, None]
-    last = jnp.max(jnp.where(on_edge, index, -1), axis=1)  # the latest box drawn there
-    palette = jnp.asarray(colors, jnp.float32)[:, :depth]
-    color = palette[jnp.maximum(last, 0) % palette.shape[0]].astype(images.dtype)
-    return jnp.where((last >= 0)[..., None], color, images)
+
+    def draw_box(i, canvas):  # box i of every image, over the boxes before it
+        t, b, l, r = (v[:, i, None, None] for v in (top, bottom, left, right))
+        in_cols = (cols >= l) & (cols <= r)
+        in_rows = (rows >= t) & (rows <= b)
+        on_edge = (((rows == t) | (rows == b)) & in_cols) | (in_rows & ((cols == l) | (cols == r)))
+        on_edge = (on_edge & drawn[:, i, None, None])[..., None]
+        return jnp.where(on_edge, palette[i % palette.shape[0]], canvas)
+
+    return jax.lax.fori_loop(0, boxes.shape[1], draw_box, jnp.asarray(images))
 
 
 def _draw_lower(images, boxes):

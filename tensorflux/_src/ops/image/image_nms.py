@@ -51,24 +51,28 @@ def corners(boxes):
     return y_lo, x_lo, y_hi, x_hi
 
 
-def iou_matrix(boxes):
-    """[n, n] float32 IoU of every pair of [n, 4] boxes; 0 where either has no area, as TF."""
+def box_similarity(boxes):
+    """similarity(i, js): float32 IoU of box i with boxes js (0 where either has no area,
+    as TF), computed when asked: NMS inputs may hold many thousands of boxes."""
     y_lo, x_lo, y_hi, x_hi = corners(boxes.astype(_F32))
     areas = (y_hi - y_lo) * (x_hi - x_lo)
-    inter_h = np.maximum(np.minimum(y_hi[:, None], y_hi[None]) -
-                         np.maximum(y_lo[:, None], y_lo[None]), _F32(0))
-    inter_w = np.maximum(np.minimum(x_hi[:, None], x_hi[None]) -
-                         np.maximum(x_lo[:, None], x_lo[None]), _F32(0))
-    inter = inter_h * inter_w
-    union = areas[:, None] + areas[None] - inter
-    valid = (areas[:, None] > 0) & (areas[None] > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(valid, inter / np.where(valid, union, 1), _F32(0)).astype(_F32)
+
+    def similarity(i, js):
+        inter_h = np.maximum(np.minimum(y_hi[i], y_hi[js]) - np.maximum(y_lo[i], y_lo[js]),
+                             _F32(0))
+        inter_w = np.maximum(np.minimum(x_hi[i], x_hi[js]) - np.maximum(x_lo[i], x_lo[js]),
+                             _F32(0))
+        inter = inter_h * inter_w
+        valid = (areas[i] > 0) & (areas[js] > 0)
+        union = np.where(valid, areas[i] + areas[js] - inter, _F32(1))
+        return np.where(valid, inter / union, _F32(0)).astype(_F32)
+
+    return similarity
 
 
 def greedy_select(scores, similarity, limit, threshold, score_threshold, soft_sigma=0.0):
-    """(selected indices, their scores) by TF's greedy (soft-)NMS; `similarity` is an
-    [n, n] matrix (IoU or the user's overlaps)."""
+    """(selected indices, their scores) by TF's greedy (soft-)NMS; `similarity(i, js)` gives
+    box i's IoU (or the user's overlap) with boxes js."""
     scores = np.asarray(scores, _F32)
     threshold, score_threshold = _F32(threshold), _F32(score_threshold)
     soft = soft_sigma > 0
@@ -80,18 +84,17 @@ def greedy_select(scores, similarity, limit, threshold, score_threshold, soft_si
     while len(selected) < limit and queue:
         neg, index, begin = heapq.heappop(queue)
         score = original = _F32(-neg)
-        hard = False
-        for j in range(len(selected) - 1, begin - 1, -1):
-            sim = _F32(similarity[index, selected[j]])
-            if soft:
-                score = _F32(score * np.exp(scale * sim * sim, dtype=_F32))
-            elif sim > threshold:
-                hard = True
-                break
-            if score <= score_threshold:
-                break
-        if hard:
-            continue
+        # The boxes selected since this candidate was last weighed, newest first.
+        newer = np.array(selected[begin:][::-1], np.int64)
+        sims = similarity(index, newer) if len(newer) else np.zeros([0], _F32)
+        if not soft:
+            if np.any(sims > threshold):
+                continue  # suppressed
+        else:
+            for weight in np.exp(scale * sims * sims).astype(_F32):
+                score = _F32(score * weight)
+                if score <= score_threshold:
+                    break
         if score == original:
             selected.append(index)
             selected_scores.append(score)
@@ -151,7 +154,8 @@ def _nms_kernel(boxes, scores, max_output_size, iou_threshold, score_threshold):
     _check_iou(iou_threshold)
     _check_boxes_scores(boxes, scores)
     limit = _limit(max_output_size)
-    return greedy_select(scores, iou_matrix(boxes), limit, iou_threshold, score_threshold)[0]
+    return greedy_select(scores, box_similarity(boxes), limit, iou_threshold,
+                         score_threshold)[0]
 
 
 def _nms_v4_kernel(boxes, scores, max_output_size, iou_threshold, score_threshold,
@@ -170,7 +174,7 @@ def _nms_v5_kernel(boxes, scores, max_output_size, iou_threshold, score_threshol
         raise kernel_error("soft_nms_sigma must be non-negative")
     _check_boxes_scores(boxes, scores)
     limit = _limit(max_output_size)
-    selected, kept = greedy_select(scores, iou_matrix(boxes), limit, iou_threshold,
+    selected, kept = greedy_select(scores, box_similarity(boxes), limit, iou_threshold,
                                    score_threshold, float(soft_nms_sigma))
     return (_padded(selected, limit, pad_to_max_output_size),
             _padded(kept, limit, pad_to_max_output_size).astype(scores.dtype),
@@ -187,7 +191,8 @@ def _nms_overlaps_kernel(overlaps, scores, max_output_size, overlap_threshold,
         raise kernel_error(f"overlaps must be square{list(overlaps.shape)}")
     _check_scores(scores, overlaps.shape[0])
     limit = _limit(max_output_size)
-    return greedy_select(scores, overlaps.astype(_F32), limit, overlap_threshold,
+    overlaps = overlaps.astype(_F32)
+    return greedy_select(scores, lambda i, js: overlaps[i, js], limit, overlap_threshold,
                          score_threshold)[0]
 
 

@@ -36,7 +36,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.image.image_crop import merge_dim, with_value
-from tensorflux._src.ops.image.image_nms import greedy_select, iou_matrix
+from tensorflux._src.ops.image.image_nms import box_similarity, greedy_select
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import dims_str, kernel_error, scalar_input_dim, with_rank
 from tensorflux._src.ops.registry import OpDef, register
@@ -88,7 +88,7 @@ def _combined_nms_kernel(boxes, scores, max_output_size_per_class, max_total_siz
         picks = []  # (score, class, box)
         for c in range(num_classes):
             class_boxes = boxes[b, :, c if boxes.shape[2] > 1 else 0].astype(_F32)
-            chosen, kept = greedy_select(scores[b, :, c], iou_matrix(class_boxes), limit,
+            chosen, kept = greedy_select(scores[b, :, c], box_similarity(class_boxes), limit,
                                          iou_threshold, score_threshold)
             picks.extend((s, c, class_boxes[i]) for i, s in zip(chosen, kept))
         picks.sort(key=lambda p: -p[0])  # stable: equal scores keep class order
