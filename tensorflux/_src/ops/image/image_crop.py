@@ -105,6 +105,14 @@ def _round_half_away(x):
     return jnp.where(x - floor >= 0.5, floor + 1, floor)
 
 
+def _kernel_method(op_type, method, allowed=_METHODS):
+    """TF's kernel-construction check of the `method` attr (a raw op may bypass the
+    wrapper's ValueError)."""
+    if method not in allowed:
+        names = " or ".join(f"'{m}'" for m in allowed)
+        raise kernel_error(f"{op_type}: method must be {names}{method}")
+
+
 def _crop_and_resize(image, boxes, box_ind, crop_h, crop_w, method, extrapolation_value):
     """The float32 crops [num_boxes, crop_h, crop_w, depth] of a float32 image."""
     _, height, width, _ = image.shape
@@ -184,7 +192,7 @@ def _crop_size(crop_size):
 
 
 def _crop_and_resize_lower(image, boxes, box_ind, crop_size, method, extrapolation_value):
-    _check_method(method)
+    _kernel_method("CropAndResize", method)
     _check_image("CropAndResize", image)
     _check_boxes("CropAndResize", boxes, box_ind)
     crop_h, crop_w = _crop_size(crop_size)
@@ -195,7 +203,7 @@ def _crop_and_resize_lower(image, boxes, box_ind, crop_size, method, extrapolati
 
 
 def _grad_image_lower(grads, boxes, box_ind, image_size, T, method):
-    _check_method(method)
+    _kernel_method("CropAndResizeGradImage", method)
     _check_grads("CropAndResizeGradImage", grads, boxes)
     _check_boxes("CropAndResizeGradImage", boxes, box_ind)
     size = static_input(image_size, "CropAndResizeGradImage", "image_size")
@@ -218,7 +226,7 @@ def _grad_image_lower(grads, boxes, box_ind, image_size, T, method):
 
 
 def _grad_boxes_lower(grads, image, boxes, box_ind, method):
-    _check_method(method, ("bilinear",))
+    _kernel_method("CropAndResizeGradBoxes", method, ("bilinear",))
     _check_grads("CropAndResizeGradBoxes", grads, boxes)
     _check_image("CropAndResizeGradBoxes", image)
     if image.shape[3] != grads.shape[3]:
