@@ -150,6 +150,21 @@ EXEMPT = {
 
     # feature_column
 
+    # image
+    **{op: "tests/ops/test_image_crop.py (NumPy samplers written from TF's kernels, "
+           "finite-difference gradients, TF's errors)"
+       for op in ("CropAndResize", "CropAndResizeGradImage", "CropAndResizeGradBoxes",
+                  "ExtractGlimpse")},
+    **{op: "tests/ops/test_image_boxes.py (TF's drawing loop in NumPy; the sampler's "
+           "constraints, seeds and fallback)"
+       for op in ("DrawBoundingBoxes", "DrawBoundingBoxesV2", "SampleDistortedBoundingBoxV2")},
+    **{op: "tests/ops/test_image_nms_more.py (host kernels against Python greedy, Soft-NMS "
+           "and per-class loops)"
+       for op in ("NonMaxSuppressionV4", "NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
+                  "CombinedNonMaxSuppression", "GenerateBoundingBoxProposals")},
+    **{op: "tests/ops/test_image_codec_more.py (round trips through Pillow and imagecodecs)"
+       for op in ("EncodeJpegVariableQuality", "DecodeWebP", "DecodeJxl")},
+
 }
 
 
