@@ -3,6 +3,7 @@ decode_webp (DecodeWebP) and decode_jxl (DecodeJxl) against files and round trip
 here with Pillow and imagecodecs."""
 
 import io
+import sys
 
 import numpy as np
 import pytest
@@ -116,3 +117,11 @@ def test_decode_jxl():
             sess.run(three, {contents: gray_file})
         with pytest.raises(tf.errors.InvalidArgumentError, match="Failed to decode JXL"):
             sess.run(decoded, {contents: b"not a jpeg xl file"})
+
+
+def test_decode_jxl_without_imagecodecs_names_the_optional_dependency(monkeypatch):
+    monkeypatch.setitem(sys.modules, "imagecodecs", None)  # as if not installed
+    decoded = tf.image.decode_jxl(tf.constant(b"\xff\x0a not decoded"))
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.UnimplementedError, match=r"tensorflux\[images\]"):
+            sess.run(decoded)

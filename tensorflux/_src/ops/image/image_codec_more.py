@@ -142,8 +142,9 @@ def _decode_jxl_kernel(contents, channels, dtype):
     try:
         import imagecodecs  # libjxl; heavy, so loaded only when a JPEG XL is decoded
     except ImportError:
-        raise errors.UnimplementedError(None, None, f"{op}: decoding JPEG XL needs the "
-                                        f"imagecodecs package") from None
+        raise errors.UnimplementedError(
+            None, None, f"{op}: decoding JPEG XL needs the imagecodecs package, an optional "
+                        f"dependency: pip install 'tensorflux[images]' (or imagecodecs)") from None
     try:
         pixels = np.asarray(imagecodecs.jpegxl_decode(data))
     except Exception:  # noqa: BLE001 - imagecodecs raises its own JpegxlError and others
