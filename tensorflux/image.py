@@ -33,3 +33,8 @@ resize_with_crop_or_pad = resize_image_with_crop_or_pad
 from tensorflux._src.ops.array.patches import (  # noqa: E402,F401
     extract_image_patches, extract_patches,
 )
+
+# JPEG header and crop decoding, WebP, and the JPEG magic-byte test (also in tf.io).
+from tensorflux._src.ops.image.image_jpeg import (  # noqa: E402,F401
+    decode_and_crop_jpeg, decode_webp, extract_jpeg_shape, is_jpeg,
+)
