@@ -532,7 +532,9 @@ def _parse_single_example_with_name(serialized, example_names, params, name):
 def _unbatch_one_kernel(input):  # noqa: A002
     if input.ndim == 0 or input.shape[0] != 1:
         raise kernel_error(f"Expected a batch of one record, got shape: {dims_str(input.shape)}")
-    return input[0]
+    # An array, not input[0]: a bare bytes scalar would come back as numpy bytes_, which
+    # drops trailing NUL bytes.
+    return input.reshape(input.shape[1:])
 
 
 def _unbatch_one_shape(op):

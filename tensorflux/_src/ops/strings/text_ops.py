@@ -125,8 +125,8 @@ def _substr_one(data: bytes, pos, length, unit, where):
     return data[start:] if length < 0 else data[start:start + length]
 
 
-def _substr_kernel(input, pos, len, unit):  # noqa: A002 - TF's argument names
-    strings, pos, length = np.asarray(input, object), np.asarray(pos), np.asarray(len)
+def _substr_kernel(input, pos, length, unit):  # noqa: A002 - TF's argument name
+    strings, pos, length = np.asarray(input, object), np.asarray(pos), np.asarray(length)
     if pos.shape != length.shape:
         raise kernel_error(f"pos and len should have the same shape, got: "
                            f"{dims_str(pos.shape)} vs. {dims_str(length.shape)}")
