@@ -63,7 +63,8 @@ def _num_buckets(op_type, num_buckets):
     return int(num_buckets)
 
 
-def string_to_hash_bucket(string_tensor=None, num_buckets=None, name=None, input=None):  # noqa: A002
+def string_to_hash_bucket(string_tensor=None, num_buckets=None, name=None,
+                          input=None):  # noqa: A002 - TF1's alias of string_tensor
     """Hash64(s) % num_buckets for each string (TF's deprecated, process-stable hash);
     prefer to_hash_bucket_fast or to_hash_bucket_strong."""
     string_tensor = deprecated_argument_lookup("input", input, "string_tensor", string_tensor)
