@@ -174,6 +174,20 @@ from tensorflux import lookup  # noqa: E402,F401
 # Input pipelines: the rest of tf.data.
 
 # Files and strings: the rest of tf.io, tf.strings and tf.audio.
+from tensorflux._src.ops.strings.hash_ops import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.strings.regex_ops import regex_replace  # noqa: F401,E402
+from tensorflux._src.ops.strings.text_ops import (  # noqa: F401,E402
+    reduce_join, string_strip, substr,
+)
+from tensorflux._src.io.matching_files import matching_files  # noqa: F401,E402
+from tensorflux._src.ops.strings.csv_ops import decode_csv  # noqa: F401,E402
+from tensorflux._src.ops.strings.encoding_ops import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.strings.json_example_ops import decode_json_example  # noqa: F401,E402
+from tensorflux._src.ops.strings.sequence_parsing_ops import (  # noqa: F401,E402
+    parse_single_sequence_example,
+)
+from tensorflux._src.ops.strings.sparse_feature import SparseFeature  # noqa: F401,E402
+from tensorflux import audio  # noqa: F401,E402
 
 # Training utilities: the rest of tf.train, partitioned variables, templates, queues.
 

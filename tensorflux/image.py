@@ -54,3 +54,8 @@ from tensorflux._src.ops.image.image_nms_batched import (  # noqa: E402,F401
 from tensorflux._src.ops.image.image_quality import (  # noqa: E402,F401
     image_gradients, psnr, sobel_edges, ssim, ssim_multiscale,
 )
+
+# JPEG header and crop decoding, and the JPEG magic-byte test (also in tf.io).
+from tensorflux._src.ops.image.image_jpeg import (  # noqa: E402,F401
+    decode_and_crop_jpeg, extract_jpeg_shape, is_jpeg,
+)

@@ -22,32 +22,19 @@ from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank
+from tensorflux._src.ops.op_helpers import (
+    deprecated_argument_lookup, dims_str, kernel_error, merge_shapes, with_rank,
+)
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import unchanged
+from tensorflux._src.ops.strings.string_util import (
+    as_bytes as _as_bytes, check_choice, map_strings as _map_strings,
+    strings_like as _strings_like,
+)
 
 __all__ = ["as_string", "string_join", "string_split", "string_to_number"]
 
 _STRING = _dtypes.string
-
-
-def _as_bytes(value):
-    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
-
-
-def _strings_like(shape, items):
-    """An object array of `shape` holding `items` (bytes) in row-major order."""
-    out = np.empty(len(items), object)
-    out[:] = items
-    return out.reshape(shape)
-
-
-def _map_strings(fn, strings, dtype=object):
-    """fn applied to every element of a string array, keeping its shape."""
-    flat = [fn(s) for s in strings.reshape(-1)]
-    if dtype is object:
-        return _strings_like(strings.shape, flat)
-    return np.array(flat, dtype).reshape(strings.shape)
 
 
 # -- StringJoin -------------------------------------------------------------------------------
@@ -286,7 +273,7 @@ _FLOAT = re.compile(_SPACE + rb"([+-]?)(?:(0x[0-9a-f]+)|(inf|nan|(?:[0-9]+\.?[0-
                     rb"(?:e[+-]?[0-9]+)?))" + _SPACE, re.IGNORECASE)
 
 
-def _parse_int(text, dtype):
+def parse_int(text, dtype):
     match = _INT.fullmatch(text)
     if match is None:
         return None
@@ -295,7 +282,7 @@ def _parse_int(text, dtype):
     return value if info.min <= value <= info.max else None  # overflow fails, as in TF
 
 
-def _parse_float(text, dtype):
+def parse_float(text, dtype):
     match = _FLOAT.fullmatch(text)
     if match is None:
         return None
@@ -307,7 +294,7 @@ def _parse_float(text, dtype):
 
 def _string_to_number_kernel(string_tensor, out_type):
     dtype = out_type.as_numpy_dtype
-    parse = _parse_float if out_type.is_floating else _parse_int
+    parse = parse_float if out_type.is_floating else parse_int
 
     def convert(s):
         value = parse(_as_bytes(s), dtype)
@@ -326,8 +313,10 @@ register(OpDef("StringToNumber", inputs=("string_tensor: string",), outputs=("ou
                host=_string_to_number_kernel, not_differentiable=True))
 
 
-def string_to_number(string_tensor, out_type=_dtypes.float32, name=None):
+def string_to_number(string_tensor=None, out_type=_dtypes.float32, name=None,
+                     input=None):  # noqa: A002 - TF1's alias of string_tensor
     """Parses each string as a number of `out_type` (float32, float64, int32, int64)."""
+    string_tensor = deprecated_argument_lookup("input", input, "string_tensor", string_tensor)
     return apply_op("StringToNumber", name=name, string_tensor=string_tensor,
                     out_type=out_type)
 
@@ -350,9 +339,7 @@ register(OpDef("StringLength", inputs=("input: string",), outputs=("output: int3
 
 def string_length(input, name=None, unit="BYTE"):  # noqa: A002
     """The length of each string, in bytes or (unit="UTF8_CHAR") UTF-8 characters."""
-    if unit not in _UNITS:
-        raise ValueError(f"Value for attr 'unit' of {unit!r} is not in the list of allowed "
-                         f"values: {', '.join(repr(u) for u in _UNITS)}")
+    check_choice("StringLength", "unit", unit, _UNITS)
     return apply_op("StringLength", name=name, input=input, unit=unit)
 
 
