@@ -140,7 +140,7 @@ EXEMPT = {
                   "MutableDenseHashTableV2", "LookupTableFindV2", "LookupTableInsertV2",
                   "LookupTableImportV2", "LookupTableRemoveV2", "LookupTableSizeV2",
                   "LookupTableExportV2", "InitializeTableV2", "InitializeTableFromTextFileV2",
-                  "InitializeTableFromDataset", "_StringToHashBucket")},
+                  "InitializeTableFromDataset")},
 
     # data
 

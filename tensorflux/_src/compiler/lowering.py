@@ -52,8 +52,10 @@ def _lower_on_ranks(op, inputs, kwargs):
     out = op.op_def.lower(*ranked, **kwargs)
     outs = [out] if len(op.op_def.output_args) == 1 and not op.op_def.output_args[0].is_list \
         else list(out)
-    return [table[np.asarray(v)] if t.dtype.base_dtype == _dtypes.string else v
-            for v, t in zip(outs, op.outputs)]
+    # np.asarray(..., object): indexing with a 0-d array gives a bare bytes object, which
+    # numpy would turn into a bytes_ scalar that drops trailing NUL bytes.
+    return [np.asarray(table[np.asarray(v)], dtype=object)
+            if t.dtype.base_dtype == _dtypes.string else v for v, t in zip(outs, op.outputs)]
 
 
 def _check_outputs(op, outs):

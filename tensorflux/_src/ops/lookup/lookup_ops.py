@@ -9,10 +9,6 @@ keys are often strings, which never enter XLA, and the tables live in Python.
 Static shapes follow TF's shape functions, which read the "handle data" a mutable
 table's creating op attaches to its handle (key and value shapes): here the shape
 function looks at the op that produced the handle.
-
-`_StringToHashBucket` is TF's StringToHashBucketFast / StringToHashBucket /
-StringToHashBucketStrong in one private record (the `hasher` attr), for the
-out-of-vocabulary buckets of IdTableWithHashBuckets and StaticVocabularyTable.
 """
 
 from __future__ import annotations
@@ -27,7 +23,7 @@ from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.control import bodies
-from tensorflux._src.ops.lookup import hashing, table_kernels
+from tensorflux._src.ops.lookup import table_kernels
 from tensorflux._src.ops.lookup.table_kernels import resolve
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import dims_str, merge_shapes, with_rank
@@ -330,25 +326,6 @@ register(OpDef("InitializeTableFromTextFileV2",
                shape=_text_init_shape, host=_initialize_from_text_file, **_USE))
 
 
-# -- out-of-vocabulary buckets ---------------------------------------------------------------
-def _string_to_hash_bucket(input, *, num_buckets, hasher, key):  # noqa: A002
-    strings = np.asarray(input)
-    if hasher == "fast":
-        fn = hashing.fingerprint64
-    elif hasher == "legacy":
-        fn = hashing.hash64
-    else:
-        fn = lambda s: hashing.siphash24(key, s)  # noqa: E731
-    flat = [fn(s.encode("utf-8") if isinstance(s, str) else bytes(s)) % num_buckets
-            for s in strings.ravel()]
-    return np.array(flat, dtype=np.int64).reshape(strings.shape)
-
-
-register(OpDef("_StringToHashBucket", inputs=("input: string",), outputs=("output: int64",),
-               attrs={"num_buckets": REQUIRED, "hasher": "fast", "key": ()}, shape=unchanged,
-               host=_string_to_hash_bucket, not_differentiable=True))
-
-
 # -- wrappers (TF's gen_lookup_ops) ----------------------------------------------------------
 def _created(handle):
     op = handle.op
@@ -430,11 +407,3 @@ def initialize_table_from_text_file_v2(table_handle, filename, key_index, value_
     return apply_op("InitializeTableFromTextFileV2", name=name, table_handle=table_handle,
                     filename=filename, key_index=int(key_index), value_index=int(value_index),
                     vocab_size=int(vocab_size), delimiter=delimiter)
-
-
-def string_to_hash_bucket(input, num_buckets, hasher="fast", key=(), name=None):  # noqa: A002
-    """Fingerprint64 ("fast"), TF's Hash64 ("legacy") or SipHash-2-4 ("strong", keyed)
-    of each string, modulo num_buckets."""
-    return apply_op("_StringToHashBucket", name=name, input=input,
-                    num_buckets=int(num_buckets), hasher=hasher,
-                    key=tuple(int(k) for k in key))

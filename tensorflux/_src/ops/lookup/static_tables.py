@@ -30,6 +30,7 @@ from tensorflux._src.ops.lookup.initializers import (
 from tensorflux._src.ops.math.math_ops import add, cast, not_equal
 from tensorflux._src.ops.math.math_ops import range as _range
 from tensorflux._src.ops.shape_fns import static_value
+from tensorflux._src.ops.strings import hash_ops
 from tensorflux._src.ops.strings.string_ops import as_string
 
 __all__ = ["LookupInterface", "InitializableLookupTableBase", "StaticHashTable", "HashTable",
@@ -217,12 +218,16 @@ def _as_string(tensor):
 def _hash_bucket_fn(hasher_spec):
     if not isinstance(hasher_spec, HasherSpec):
         raise TypeError(f"hasher_spec must be of type HasherSpec {hasher_spec}")
-    hashers = {"fasthash": "fast", "legacy": "legacy", "stronghash": "strong"}
-    if hasher_spec.hasher not in hashers:
-        raise ValueError(f"{hasher_spec.hasher} is not supported.")
-    key = hasher_spec.key if hasher_spec.hasher == "stronghash" else ()
-    return lambda strings, num_buckets, name: lookup_ops.string_to_hash_bucket(
-        strings, num_buckets, hasher=hashers[hasher_spec.hasher], key=key, name=name)
+    # TF's StringToHashBucketFast / StringToHashBucket (legacy) / ...Strong (keyed).
+    if hasher_spec.hasher == "fasthash":
+        return hash_ops.string_to_hash_bucket_fast
+    if hasher_spec.hasher == "legacy":
+        return lambda strings, num_buckets, name: hash_ops.string_to_hash_bucket(
+            strings, num_buckets, name=name)
+    if hasher_spec.hasher == "stronghash":
+        return lambda strings, num_buckets, name: hash_ops.string_to_hash_bucket_strong(
+            strings, num_buckets, hasher_spec.key, name=name)
+    raise ValueError(f"{hasher_spec.hasher} is not supported.")
 
 
 def _check_vocabulary_key_dtypes(table_key_dtype, key_dtype, value_dtype):

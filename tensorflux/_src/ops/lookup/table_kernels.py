@@ -25,7 +25,7 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
-from tensorflux._src.ops.lookup import hashing
+from tensorflux._src.ops.strings import hashing
 from tensorflux._src.ops.op_helpers import dims_str
 
 _KEY = "__lookup_tables__"

@@ -4,6 +4,7 @@
   little-endian 8-byte words, seeded with 0xDECAFCAFFE (StringToHashBucket, deprecated).
 - `fingerprint64`: FarmHash's Fingerprint64, through the pyfarmhash bindings of Google's
   library (StringToHashBucketFast; the same function as tf.fingerprint).
+- `hash64_combine`: TF's Hash64Combine, for MutableDenseHashTable's vector keys.
 - `siphash24`: SipHash-2-4 with a 128-bit key given as two 64-bit halves k0, k1 (the
   reference key bytes 0..15 are k0 = LE64(bytes 0..7), k1 = LE64(bytes 8..15)), as
   highwayhash::SipHash computes it for StringToHashBucketStrong. Written here: no small,
@@ -36,6 +37,11 @@ def hash64(data: bytes, seed: int = _SEED) -> int:
     h = (h * m) & _MASK
     h ^= h >> r
     return h
+
+
+def hash64_combine(a: int, b: int) -> int:
+    """TF's Hash64Combine(a, b)."""
+    return (a ^ ((b + 0x9E3779B97F4A7800 + (a << 10) + (a >> 4)) & _MASK)) & _MASK
 
 
 def fingerprint64(data: bytes) -> int:
