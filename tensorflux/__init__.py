@@ -173,7 +173,13 @@ from tensorflux._src.ops.sparse.sparse_math import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.sparse.sparse_io import (  # noqa: F401,E402
     deserialize_many_sparse, serialize_many_sparse, serialize_sparse,
 )
-from tensorflux import sparse  # noqa: F401,E402
+from tensorflux._src.ops.sparse.ragged_tensor import (  # noqa: F401,E402
+    RaggedTensor, RaggedTensorSpec,
+)
+from tensorflux._src.ops.sparse.ragged_ops import (  # noqa: F401,E402
+    ragged_fill_empty_rows, ragged_fill_empty_rows_grad,
+)
+from tensorflux import ragged, sparse  # noqa: F401,E402
 
 # IndexedSlices: sparse gradients and the optimizers' sparse updates.
 
