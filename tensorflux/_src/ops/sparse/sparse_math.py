@@ -392,7 +392,7 @@ def _reduce_kernel(kind, sparse_output):
                 full = np.zeros([len(coords), len(out_shape)], np.int64)
                 full[:, group] = coords
                 coords = full
-            return (coords.astype(np.int64).reshape(-1, len(out_shape)), reduced,
+            return (coords.astype(np.int64).reshape(len(coords), len(out_shape)), reduced,
                     np.asarray(out_shape, np.int64))
         out = np.zeros(out_shape, input_values.dtype)
         if len(coords):
