@@ -226,6 +226,7 @@ def test_ragged_functions_against_python():
                                 tf.ragged.constant([["batch1-FC3-F1"]])], num_buckets=100),
         tf.ragged_fill_empty_rows(tf.constant([1, 1, 3], tf.int64), [1.0, 2.0, 3.0],
                                   tf.constant(5, tf.int64), 0.0),
+        rt * 2 + rt, 10 - rt, rt >= 3, -(rt // 2),
     ]
     got = run(fetches)
     assert got[0].to_list() == [[0, 1, 2], [], [0, 1]]
@@ -248,6 +249,12 @@ def test_ragged_functions_against_python():
     assert fill.output_values.tolist() == [0.0, 1.0, 2.0, 0.0, 3.0, 0.0]
     assert fill.empty_row_indicator.tolist() == [True, False, True, False, True]
     assert fill.reverse_index_map.tolist() == [1, 2, 4]
+    assert got[16].to_list() == [[3 * v for v in r] for r in ROWS]
+    assert got[17].to_list() == [[10 - v for v in r] for r in ROWS]
+    assert got[18].to_list() == [[v >= 3 for v in r] for r in ROWS]
+    assert got[19].to_list() == [[-(v // 2) for v in r] for r in ROWS]
+    with pytest.raises(ValueError, match="same row partitions or a scalar"):
+        rt + tf.constant([1, 2, 3, 4])
 
 
 def test_validation_errors():
