@@ -17,11 +17,13 @@ from tensorflux._src.ops.sparse.sparse_math import (  # noqa: F401
     sparse_tensor_dense_matmul as sparse_dense_matmul,
 )
 from tensorflux._src.ops.sparse.sparse_ops import (  # noqa: F401
-    from_dense, sparse_concat as concat, sparse_expand_dims as expand_dims,
-    sparse_eye as eye, sparse_fill_empty_rows as fill_empty_rows, sparse_mask as mask,
-    sparse_merge as merge, sparse_placeholder as placeholder,
-    sparse_reorder as reorder, sparse_reset_shape as reset_shape,
-    sparse_reshape as reshape, sparse_retain as retain, sparse_slice as slice,
+    sparse_concat as concat, sparse_fill_empty_rows as fill_empty_rows,
+    sparse_reorder as reorder, sparse_reshape as reshape, sparse_slice as slice,
     sparse_split as split, sparse_tensor_to_dense as to_dense,
+)
+from tensorflux._src.ops.sparse.sparse_compose import (  # noqa: F401
+    from_dense, sparse_expand_dims as expand_dims, sparse_eye as eye, sparse_mask as mask,
+    sparse_merge as merge, sparse_placeholder as placeholder,
+    sparse_reset_shape as reset_shape, sparse_retain as retain,
     sparse_to_indicator as to_indicator, sparse_transpose as transpose,
 )

@@ -10,7 +10,7 @@ import pytest
 
 import tensorflux as tf
 from tests.ops.harness import numeric_gradient
-from tests.ops.test_sparse_ops import dense_of, densify, run
+from tests.ops.test_sparse_ops import run
 
 InvalidArgumentError = tf.errors.InvalidArgumentError
 

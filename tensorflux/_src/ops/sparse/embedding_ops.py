@@ -30,8 +30,8 @@ from tensorflux._src.ops.math.sparse_segments import (sparse_segment_mean,
                                                       sparse_segment_sqrt_n,
                                                       sparse_segment_sum)
 from tensorflux._src.ops.nn.nn_embedding_ops import embedding_lookup
-from tensorflux._src.ops.sparse.sparse_ops import (sparse_fill_empty_rows, sparse_reshape,
-                                                   sparse_retain)
+from tensorflux._src.ops.sparse.sparse_compose import sparse_retain
+from tensorflux._src.ops.sparse.sparse_ops import sparse_fill_empty_rows, sparse_reshape
 from tensorflux._src.platform import tf_logging
 
 __all__ = ["embedding_lookup_sparse", "safe_embedding_lookup_sparse"]

@@ -1,7 +1,7 @@
 """tf.ragged's functions: constant / constant_value / placeholder, range (RaggedRange),
 map_flat_values, boolean_mask, stack, stack_dynamic_partitions, the segment-id and
-row-split conversions, cross / cross_hashed, TF's RaggedFillEmptyRows records, and basic
-`RaggedTensor.__getitem__` (rows by index or slice, then per-row indices or slices).
+row-split conversions, cross / cross_hashed and TF's RaggedFillEmptyRows records
+(`RaggedTensor.__getitem__` and the operators are in ragged_indexing).
 
 Compositions follow TF's ragged_*_ops.py. RaggedRange and RaggedFillEmptyRows have
 data-dependent sizes, so they are host records; gathering whole rows (for strided row
@@ -17,7 +17,6 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, as_shape
 from tensorflux._src.ops.array import array_ops as A
@@ -273,13 +272,13 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,  # noqa: A001
         return RaggedTensor.from_row_splits(values, splits, validate=False)
 
 
-def _gather_rows(rt, indices):
+def gather_rows(rt, indices):
     """The rows `indices` of a RaggedTensor (TF's ragged gather on the row dimension)."""
     starts = G.gather(rt.row_starts(), indices)
     limits = G.gather(rt.row_limits(), indices)
     spans = range(starts, limits, M.cast(1, starts.dtype), row_splits_dtype=starts.dtype)
     values = rt.values
-    picked = _gather_rows(values, spans.values) if isinstance(values, RaggedTensor) else \
+    picked = gather_rows(values, spans.values) if isinstance(values, RaggedTensor) else \
         G.gather(values, spans.values)
     return RaggedTensor(picked, spans.row_splits, internal=True)
 
@@ -457,7 +456,7 @@ def _stack_axis1(inputs):
         with _graph.control_dependencies(checks):
             nrows = A.identity(nrows)
     order = A.reshape(A.transpose(A.reshape(M.range(nrows * n), A.stack([n, -1]))), [-1])
-    permuted = _gather_rows(concatenated, order)
+    permuted = gather_rows(concatenated, order)
     splits = M.range(0, nrows * n + 1, n)
     return RaggedTensor.from_row_splits(permuted, splits, validate=False)
 
@@ -517,7 +516,7 @@ def stack_dynamic_partitions(data, partitions, num_partitions, name=None):
         sizes = M.cast(bincount(M.cast(partitions, _dtypes.int32), minlength=num32,
                                 maxlength=num32), _I64)
         order = argsort(partitions, stable=True)
-        picked = _gather_rows(data, order) if isinstance(data, RaggedTensor) else \
+        picked = gather_rows(data, order) if isinstance(data, RaggedTensor) else \
             G.gather(data, order)
         return RaggedTensor.from_row_lengths(picked, sizes, validate=False)
 
@@ -624,149 +623,3 @@ def ragged_fill_empty_rows_grad(reverse_index_map, grad_values, name=None):
     return RaggedFillEmptyRowsGradResult(*apply_op(
         "RaggedFillEmptyRowsGrad", name=name, reverse_index_map=reverse_index_map,
         grad_values=grad_values))
-
-
-# -- RaggedTensor.__getitem__ (basics) --------------------------------------------------------
-def _row(rt, index):
-    start, limit = rt.row_starts()[index], rt.row_limits()[index]
-    values = rt.values
-    if isinstance(values, RaggedTensor):
-        return _slice_rows_between(values, start, limit)
-    return values[start:limit]
-
-
-def _slice_rows_between(rt, start, limit):
-    splits = rt.row_splits[start:limit + 1]
-    lo, hi = splits[0], splits[-1]
-    values = rt.values
-    inner = _slice_rows_between(values, lo, hi) if isinstance(values, RaggedTensor) else \
-        values[lo:hi]
-    return RaggedTensor(inner, splits - lo, internal=True)
-
-
-def _slice_rows(rt, key):
-    if key.step is None or key.step == 1:
-        starts = rt.row_splits[:-1][key.start:key.stop]
-        limits = rt.row_splits[1:][key.start:key.stop]
-        zero = GEN.zeros([1], rt.row_splits.dtype)
-        splits = A.concat([zero[A.size(starts):], starts[:1], limits], axis=0)
-        lo, hi = splits[0], splits[-1]
-        values = rt.values
-        inner = _slice_rows_between(values, lo, hi) if isinstance(values, RaggedTensor) \
-            else values[lo:hi]
-        return RaggedTensor(inner, splits - lo, internal=True)
-    rows = M.range(rt.nrows(out_type=_dtypes.int64))[key]
-    return _gather_rows(rt, rows)
-
-
-def _apply_inner(values, keys):
-    """Applies `keys` to the dimensions after the first of `values`."""
-    if not keys:
-        return values
-    if isinstance(values, RaggedTensor):
-        return _getitem_columns(values, keys)
-    return values[(slice(None),) + tuple(keys)]
-
-
-def _getitem_columns(rt, keys):
-    """Applies keys[0] to dimension 1 of every row of `rt`, then the rest further in."""
-    key, rest = keys[0], keys[1:]
-    if isinstance(key, slice) and key == slice(None):
-        return rt.with_values(_apply_inner(rt.values, rest))
-    starts, limits = rt.row_starts(), rt.row_limits()
-    lengths = limits - starts
-    if isinstance(key, int):
-        positions = (starts + key) if key >= 0 else (limits + key)
-        message = f"slice index {key} of dimension 1 out of bounds."
-        need = convert_to_tensor(key + 1 if key >= 0 else -key, dtype=lengths.dtype)
-        ok = check_ops.assert_greater_equal(lengths, need, message=message)
-        with _graph.control_dependencies([ok]):
-            positions = A.identity(positions)
-        values = rt.values
-        picked = _gather_rows(values, positions) if isinstance(values, RaggedTensor) else \
-            G.gather(values, positions)
-        return _apply_inner(picked, rest)
-    if isinstance(key, slice) and key.step in (None, 1) and \
-            all(v is None or isinstance(v, int) for v in (key.start, key.stop)):
-        def bound(v, default):
-            if v is None:
-                return default
-            v = convert_to_tensor(v, dtype=lengths.dtype)
-            return M.minimum(M.maximum(G.where(v < 0, lengths + v, v + GEN.zeros_like(lengths)),
-                                       GEN.zeros_like(lengths)), lengths)
-        lo = bound(key.start, GEN.zeros_like(lengths))
-        hi = M.maximum(bound(key.stop, lengths), lo)
-        spans = range(starts + lo, starts + hi, M.cast(1, starts.dtype),
-                      row_splits_dtype=starts.dtype)
-        values = rt.values
-        picked = _gather_rows(values, spans.values) if isinstance(values, RaggedTensor) else \
-            G.gather(values, spans.values)
-        return RaggedTensor(_apply_inner(picked, rest), spans.row_splits, internal=True)
-    raise ValueError(f"Indexing a RaggedTensor's inner dimensions supports ints and slices "
-                     f"with constant bounds here; got {key!r}")
-
-
-def getitem(rt, key):
-    """rt[key]: rows by int (Python or scalar tensor) or slice, then ints / slices of
-    each row's dimensions."""
-    keys = key if isinstance(key, tuple) else (key,)
-    if any(k is Ellipsis or k is None for k in keys):
-        raise ValueError("Ellipsis and tf.newaxis are not supported when indexing a "
-                         "RaggedTensor here")
-    if not keys:
-        return rt
-    first, rest = keys[0], keys[1:]
-    with _graph.name_scope(None, "RaggedGetItem", [rt]):
-        if isinstance(first, slice):
-            rows = rt if first == slice(None) else _slice_rows(rt, first)
-            return _getitem_columns(rows, rest) if rest else rows
-        if not isinstance(first, (int, np.integer, Tensor)):
-            raise TypeError(f"Cannot index a RaggedTensor with {first!r}")
-        row = _row(rt, first)
-        return _apply_row(row, rest)
-
-
-def _apply_row(row, keys):
-    if not keys:
-        return row
-    if isinstance(row, RaggedTensor):
-        return getitem(row, keys)
-    return row[tuple(keys)]
-
-
-RaggedTensor.__getitem__ = getitem
-
-
-# -- RaggedTensor operators -------------------------------------------------------------------
-def _elementwise(fn, reflected=False):
-    """An operator over the flat values: the other operand is a RaggedTensor with the same
-    row partitions, or a scalar (TF's ragged dispatch covers these; dense broadcasting
-    across ragged dimensions is not supported here)."""
-    def op(rt, other):
-        if not isinstance(other, RaggedTensor):
-            other = convert_to_tensor(other, dtype=rt.dtype.base_dtype, name="y")
-            if other.shape.ndims != 0:
-                raise ValueError("A RaggedTensor operator takes a RaggedTensor with the same "
-                                 "row partitions or a scalar here; use "
-                                 "tf.ragged.map_flat_values for other shapes.")
-        args = (other, rt) if reflected else (rt, other)
-        return map_flat_values(fn, *args)
-    return op
-
-
-def _truediv(x, y):
-    return M.truediv(x, y)
-
-
-for _name, _fn in (("add", M.add), ("sub", M.subtract), ("mul", M.multiply),
-                   ("truediv", _truediv), ("floordiv", M.floordiv), ("mod", M.floormod),
-                   ("pow", M.pow), ("and", M.logical_and), ("or", M.logical_or),
-                   ("xor", M.logical_xor)):
-    setattr(RaggedTensor, f"__{_name}__", _elementwise(_fn))
-    setattr(RaggedTensor, f"__r{_name}__", _elementwise(_fn, reflected=True))
-for _name, _fn in (("lt", M.less), ("le", M.less_equal), ("gt", M.greater),
-                   ("ge", M.greater_equal)):
-    setattr(RaggedTensor, f"__{_name}__", _elementwise(_fn))
-RaggedTensor.__neg__ = lambda rt: map_flat_values(M.negative, rt)
-RaggedTensor.__abs__ = lambda rt: map_flat_values(M.abs, rt)
-RaggedTensor.__invert__ = lambda rt: map_flat_values(M.logical_not, rt)

@@ -25,7 +25,7 @@ from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops as A
 from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import kernel_error, with_rank
+from tensorflux._src.ops.op_helpers import kernel_error
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.sparse import sparse_kernels as K
 

@@ -1,6 +1,6 @@
 """NumPy helpers the sparse family's host kernels and run-time checks share: TF's
-SparseTensor index validation (`IndicesValid`) with its messages, row-major ordering,
-and building the (indices, values, dense_shape) triples host records return.
+SparseTensor index validation (`IndicesValid`) with its messages, row-major ordering and
+the shape checks on (indices, values, shape) inputs.
 """
 
 from __future__ import annotations
@@ -79,19 +79,3 @@ def check_sparse(indices, values, shape, what=""):
     if np.shape(indices)[1] != np.shape(shape)[0]:
         raise kernel_error(f"Input {what}indices has {np.shape(indices)[1]} columns but "
                            f"{what}shape has {np.shape(shape)[0]} entries")
-
-
-def take_values(values, picks, dtype=None):
-    """values[picks] keeping object (string) arrays one-dimensional."""
-    values = np.asarray(values)
-    picks = np.asarray(picks, np.int64).reshape(-1)
-    return values[picks] if values.size or not picks.size else \
-        np.zeros([0], dtype or values.dtype)
-
-
-def triple(indices, values, shape, rank=None):
-    """(int64 [n, rank] indices, values, int64 dense_shape) as host records return."""
-    shape = np.asarray(shape, np.int64).reshape(-1)
-    rank = len(shape) if rank is None else rank
-    indices = np.asarray(indices, np.int64).reshape(-1, rank)
-    return indices, np.asarray(values), shape
