@@ -163,6 +163,26 @@ from tensorflux._src.train.variables import (  # noqa: E402,F401
 )
 
 # Sparse and ragged tensors: tf.sparse, sparse_* top-level names, tf.ragged.
+from tensorflux._src.ops.sparse.sparse_ops import (  # noqa: F401,E402
+    sparse_concat, sparse_fill_empty_rows, sparse_reorder, sparse_reshape, sparse_slice,
+    sparse_split, sparse_tensor_to_dense, sparse_to_dense,
+)
+from tensorflux._src.ops.sparse.sparse_compose import (  # noqa: F401,E402
+    sparse_mask, sparse_merge, sparse_placeholder, sparse_reset_shape, sparse_retain,
+    sparse_to_indicator, sparse_transpose,
+)
+from tensorflux._src.ops.sparse.sparse_math import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.sparse.sparse_io import (  # noqa: F401,E402
+    deserialize_many_sparse, serialize_many_sparse, serialize_sparse,
+)
+from tensorflux._src.ops.sparse.ragged_tensor import (  # noqa: F401,E402
+    RaggedTensor, RaggedTensorSpec,
+)
+from tensorflux._src.ops.sparse.ragged_ops import (  # noqa: F401,E402
+    ragged_fill_empty_rows, ragged_fill_empty_rows_grad,
+)
+from tensorflux._src.ops.sparse import ragged_indexing as _ragged_indexing  # noqa: F401,E402
+from tensorflux import ragged, sparse  # noqa: F401,E402
 
 # IndexedSlices: sparse gradients and the optimizers' sparse updates.
 

@@ -15,6 +15,9 @@ from tensorflux._src.queues.data_flow_ops import (  # noqa: F401
 from tensorflux import _io_gfile as gfile  # noqa: E402,F401
 
 # Sparse tensors: serialize_sparse and friends.
+from tensorflux._src.ops.sparse.sparse_io import (  # noqa: F401,E402
+    deserialize_many_sparse, serialize_many_sparse, serialize_sparse,
+)
 
 # Files and strings: the rest of tf.io.
 from tensorflux._src.io.matching_files import matching_files  # noqa: E402,F401
