@@ -28,31 +28,13 @@ from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import kernel_error
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.sparse import sparse_kernels as K
+from tensorflux._src.ops.strings import hashing
 
 __all__ = ["bincount", "sparse_cross", "sparse_cross_hashed"]
 
 DEFAULT_HASH_KEY = 0xDECAFCAFFE  # TF's sparse_ops._DEFAULT_HASH_KEY
 _MASK = (1 << 64) - 1
-_MUL = 0xC6A4A7935BD1E995
 _INT64_MAX = (1 << 63) - 1
-
-
-def _shift_mix(value):
-    return value ^ (value >> 47)
-
-
-def fingerprint_cat64(fp1, fp2):
-    """TF's FingerprintCat64 (core/platform/fingerprint.h) on uint64 Python ints."""
-    result = fp1 ^ _MUL
-    result ^= (_shift_mix((fp2 * _MUL) & _MASK) * _MUL) & _MASK
-    result = (result * _MUL) & _MASK
-    result = (_shift_mix(result) * _MUL) & _MASK
-    return _shift_mix(result)
-
-
-def fingerprint64(data: bytes) -> int:
-    import farmhash  # pyfarmhash: Google's FarmHash, whose Fingerprint64 TF uses
-    return int(farmhash.fingerprint64(data))
 
 
 def _as_bytes(value):
@@ -119,7 +101,7 @@ def _cross(args, num_sparse, hashed_output, num_buckets, hash_key, separator):
     columns = _columns(inds, vals, dense, batch)
     if hashed_output:
         def feature(v):
-            return fingerprint64(v) if isinstance(v, bytes) else int(v) & _MASK
+            return hashing.fingerprint64(v) if isinstance(v, bytes) else int(v) & _MASK
     else:
         def feature(v):
             return _as_bytes(v)
@@ -132,7 +114,7 @@ def _cross(args, num_sparse, hashed_output, num_buckets, hash_key, separator):
                 if hashed_output:
                     h = hash_key & _MASK
                     for f in combo:
-                        h = fingerprint_cat64(h, f)
+                        h = hashing.fingerprint_cat64(h, f)
                     out_values.append(h % num_buckets if num_buckets > 0 else h % _INT64_MAX)
                 else:
                     out_values.append(separator.join(combo))

@@ -4,6 +4,7 @@
   little-endian 8-byte words, seeded with 0xDECAFCAFFE (StringToHashBucket, deprecated).
 - `fingerprint64`: FarmHash's Fingerprint64, through the pyfarmhash bindings of Google's
   library (StringToHashBucketFast; the same function as tf.fingerprint).
+- `fingerprint_cat64`: TF's FingerprintCat64, chaining fingerprints (SparseCross).
 - `hash64_combine`: TF's Hash64Combine, for MutableDenseHashTable's vector keys.
 - `siphash24`: SipHash-2-4 with a 128-bit key given as two 64-bit halves k0, k1 (the
   reference key bytes 0..15 are k0 = LE64(bytes 0..7), k1 = LE64(bytes 8..15)), as
@@ -42,6 +43,20 @@ def hash64(data: bytes, seed: int = _SEED) -> int:
 def hash64_combine(a: int, b: int) -> int:
     """TF's Hash64Combine(a, b)."""
     return (a ^ ((b + 0x9E3779B97F4A7800 + (a << 10) + (a >> 4)) & _MASK)) & _MASK
+
+
+def fingerprint_cat64(fp1: int, fp2: int) -> int:
+    """TF's FingerprintCat64 (core/platform/fingerprint.h): two fingerprints combined,
+    as SparseCross's hashed crosses chain them."""
+    def shift_mix(value):
+        return value ^ (value >> 47)
+
+    mul = 0xC6A4A7935BD1E995
+    result = fp1 ^ mul
+    result ^= (shift_mix((fp2 * mul) & _MASK) * mul) & _MASK
+    result = (result * mul) & _MASK
+    result = (shift_mix(result) * mul) & _MASK
+    return shift_mix(result)
 
 
 def fingerprint64(data: bytes) -> int:
