@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from tensorflux._src.data.dataset_ops import Dataset
+from tensorflux._src.data.dataset_ops import Dataset, ElementError
 from tensorflux._src.train import atomic_write
 
 
@@ -31,45 +31,62 @@ class CacheDataset(Dataset):
             yield from memory["elements"]
             return
         path = filename + ".tfxcache" if filename else None
+        structure = self._structure
         if path and os.path.exists(path):
-            yield from _read(path, len(self._structure.specs))
+            for arrays in read_records(path, len(structure.flat_tensor_specs())):
+                yield structure.from_arrays(arrays)
             return
         recorded = []
         for element in self._children[0]._iterate(ctx):
-            recorded.append(element)
+            if type(element) is not ElementError:  # a failed element is not replayed
+                recorded.append(element)
             yield element
         memory["elements"] = recorded
         if path:
-            atomic_write.write_with(path, lambda tmp: _write(tmp, recorded))
+            atomic_write.write_with(path, lambda tmp: write_records(
+                tmp, [structure.to_arrays(e) for e in recorded]))
+
+    def _cardinality(self, ctx):
+        return self._children[0]._cardinality(ctx)
 
 
-def _write(path, elements):
-    with open(path, "wb") as f:
-        np.save(f, np.int64(len(elements)))
-        for element in elements:
-            for component in element:
-                array = np.asarray(component)
-                is_string = array.dtype == object
-                np.save(f, np.bool_(is_string))
-                if is_string:  # strings: shape and lengths, then their bytes
-                    flat = [bytes(v) for v in array.ravel()]
-                    np.save(f, np.array([*array.shape, -1] + [len(v) for v in flat], np.int64))
-                    array = np.frombuffer(b"".join(flat), np.uint8)
-                np.save(f, array, allow_pickle=False)
+def write_records(path, elements, opener=open):
+    """Flat elements (lists of arrays) as .npy records: the count, then per array a
+    string flag and the array (strings as their lengths and bytes). No pickles."""
+    with opener(path, "wb") as f:
+        _write(f, elements)
 
 
-def _read(path, n_components):
-    with open(path, "rb") as f:
-        count = int(np.load(f))
-        for _ in range(count):
-            element = []
-            for _ in range(n_components):
-                is_string = bool(np.load(f))
-                array = np.load(f, allow_pickle=False)
-                if is_string:
-                    array = _strings(array, np.load(f, allow_pickle=False))
-                element.append(array)
-            yield tuple(element)
+def read_records(path, n_components, opener=open):
+    with opener(path, "rb") as f:
+        yield from _read(f, n_components)
+
+
+def _write(f, elements):
+    np.save(f, np.int64(len(elements)))
+    for element in elements:
+        for component in element:
+            array = np.asarray(component)
+            is_string = array.dtype == object
+            np.save(f, np.bool_(is_string))
+            if is_string:  # strings: shape and lengths, then their bytes
+                flat = [bytes(v) for v in array.ravel()]
+                np.save(f, np.array([*array.shape, -1] + [len(v) for v in flat], np.int64))
+                array = np.frombuffer(b"".join(flat), np.uint8)
+            np.save(f, array, allow_pickle=False)
+
+
+def _read(f, n_components):
+    count = int(np.load(f))
+    for _ in range(count):
+        element = []
+        for _ in range(n_components):
+            is_string = bool(np.load(f))
+            array = np.load(f, allow_pickle=False)
+            if is_string:
+                array = _strings(array, np.load(f, allow_pickle=False))
+            element.append(array)
+        yield element
 
 
 def _strings(header, data):
