@@ -289,8 +289,9 @@ class Dataset(_structure.HasStructure):
         from tensorflux._src.data.options import Options, merge_options
         found = [child.options() for child in self._children]
         own = getattr(self, "_own_options", None)
-        return merge_options(*found, *([own] if own is not None else [])) \
-            if found or own is not None else Options()
+        merged = merge_options(Options(), *found, *([own] if own is not None else []))
+        merged._set_mutable(False)
+        return merged
 
     # -- whole-dataset ops and iteration ---------------------------------------------
     def reduce(self, initial_state, reduce_func, name=None):
@@ -333,10 +334,14 @@ class Dataset(_structure.HasStructure):
 
     def _describe(self, ctx):
         """What identifies this node's elements for fingerprint and snapshot: its type,
-        element structure and argument values (children and functions added by
-        `consumers.fingerprint_of`)."""
-        return [type(self).__name__, repr(self._structure.element_spec)] + [
-            _value_text(ctx.value(t)) for t in self._tensor_args]
+        element structure and configuration (argument values; children and functions
+        are added by `consumers.fingerprint_of`)."""
+        parts = [type(self).__name__, repr(self._structure.element_spec)]
+        for key, value in sorted(vars(self).items()):
+            text = _config_text(ctx, value)
+            if text is not None:
+                parts.append(f"{key}={text}")
+        return parts
 
 
 class IterationContext:
@@ -446,10 +451,21 @@ def groups_of(elements, size, drop_remainder):
 stack_batch = _structure.stack_batch
 
 
-def _value_text(value):
-    if isinstance(value, np.ndarray) and value.dtype != object:
+def _config_text(ctx, value):
+    """A node attribute's value as text, for plain configuration (numbers, strings,
+    arrays, tensors' values, sequences of them); None for anything else."""
+    if isinstance(value, Tensor):
+        value = ctx.value(value)
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            return repr(value.tolist())
         return f"{value.dtype}{value.shape}{value.tobytes().hex()}"
-    return repr(value)
+    if value is None or isinstance(value, (bool, int, float, str, bytes, np.generic)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        parts = [_config_text(ctx, v) for v in value]
+        return None if any(p is None for p in parts) else "[" + ",".join(parts) + "]"
+    return None
 
 
 def pass_rng(seeds, ctx, *extra):

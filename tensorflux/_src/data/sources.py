@@ -116,7 +116,7 @@ class TensorSliceDataset(Dataset):
         values, size = self._values(ctx)
         if self._structure.all_dense:
             for i in range(size):
-                yield tuple(a[i] for a in values)
+                yield tuple(_structure.row(a, i) for a in values)
             return
         yield from self._structure.unbatch(tuple(values))
 

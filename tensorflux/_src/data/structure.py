@@ -131,7 +131,7 @@ class _Dense:
 
     @staticmethod
     def unbatch(value):
-        return list(value)
+        return [row(value, i) for i in range(len(value))]
 
     @staticmethod
     def batched_spec(spec, dim):
@@ -488,6 +488,15 @@ def check_element(structure, leaves, what):
     return tuple(out)
 
 
+def row(array, i):
+    """`array[i]`, a string staying an object array (NumPy's bytes dtype would drop
+    trailing NUL bytes, which serialized protos end with)."""
+    value = array[i]
+    if not isinstance(value, np.ndarray) and array.dtype == object:
+        return np.array(value, dtype=object)
+    return value
+
+
 def stack_batch(values, component):
     """One dense component of a batch: the elements' values stacked."""
     if isinstance(values, np.ndarray):
@@ -499,6 +508,12 @@ def stack_batch(values, component):
                 None, None, f"Cannot batch tensors with different shapes in component "
                 f"{component}. First element had shape {list(first)} and element {position} "
                 f"had shape {list(np.shape(value))}.")
+    if any(isinstance(v, (bytes, str)) or getattr(v, "dtype", None) == object
+           for v in values):
+        out = np.empty((len(values), *first), dtype=object)
+        for i, value in enumerate(values):
+            out[i, ...] = value
+        return out
     return np.stack(values)
 
 

@@ -18,6 +18,9 @@ from tensorflux._src.framework import errors, random_seed
 from tensorflux._src.framework.operation import Tensor
 
 
+SHARD_HINT = -1  # tf.data.experimental.SHARD_HINT
+
+
 def _parallelism(num_parallel_calls):
     if num_parallel_calls is None:
         return 1
@@ -336,12 +339,20 @@ class ShardDataset(Dataset):
         self._structure = input_dataset._structure
         self._num_shards, self._index = num_shards, index
         self._tensor_args = (num_shards, index)
-        if isinstance(num_shards, int) and isinstance(index, int):
+        if isinstance(num_shards, int) and isinstance(index, int) and \
+                (num_shards, index) != (SHARD_HINT, SHARD_HINT):
             _check_shard(num_shards, index, ValueError)
 
     def _iterate(self, ctx):
         num_shards = ctx.int_arg(self._num_shards, "num_shards")
         index = ctx.int_arg(self._index, "index")
+        if num_shards == SHARD_HINT:
+            # Only a distribution strategy's auto-sharding replaces the hint.
+            raise errors.FailedPreconditionError(
+                None, None, "`tf.data.Dataset.shard(SHARD_HINT, ...)` can only be used in "
+                "`tf.distribute.Strategy.experimental_distribute_dataset()` with "
+                "`tf.data.experimental.AutoShardPolicy.HINT` policy, or tf.data service "
+                "with `tf.data.experimental.service.ShardingPolicy.HINT` processing mode.")
         _check_shard(num_shards, index,
                      lambda message: errors.InvalidArgumentError(None, None, message))
         position = 0
