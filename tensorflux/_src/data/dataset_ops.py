@@ -355,6 +355,7 @@ class IterationContext:
         self._passes = {} if parent is None else parent._passes
         self._memory = {} if parent is None else parent._memory
         self._closers = [] if parent is None else parent._closers
+        self._local_bound = {}
         self.entropy = secrets.randbits(62) if parent is None else parent.entropy
 
     def child(self, values):
@@ -392,12 +393,31 @@ class IterationContext:
         return value
 
     def function(self, structured):
+        """The function bound to its captured values. One Session per function and
+        initialization; inside a dataset made by a flat_map/interleave/group_by_window
+        function, captured tensors of that function take this element's values (the
+        bound function is then re-fed, not recompiled)."""
         bound = self._bound.get(structured)
         if bound is None:
             bound = structured.bind([self.value(t) for t in structured.captured])
             self._bound[structured] = bound
             self._closers.append(bound.close)
-        return bound
+        if self._parent is None or not any(self._is_local(t) for t in structured.captured):
+            return bound
+        local = self._local_bound.get(structured)
+        if local is None:
+            local = self._local_bound[structured] = bound.rebind(
+                [self.value(t) for t in structured.captured])
+        return local
+
+    def _is_local(self, tensor) -> bool:
+        """Whether a child context (not the iterator's own values) gives `tensor`."""
+        ctx = self
+        while ctx._parent is not None:
+            if tensor in ctx._values:
+                return True
+            ctx = ctx._parent
+        return False
 
     def next_pass(self, node) -> int:
         """How many passes over `node` started before this one (0 for the first)."""

@@ -120,7 +120,8 @@ def _convert(field, index, dtype, default, na_value):
     elif _FLOAT.match(field):
         with np.errstate(over="ignore"):
             return np.asarray(float(field), dtype.as_numpy_dtype)
-    raise ValueError(f"Field {index} in record is not a valid {dtype.name}: {text}")
+    kind = {"float32": "float", "float64": "double"}.get(dtype.name, dtype.name)
+    raise ValueError(f"Field {index} in record is not a valid {kind}: {text}")
 
 
 class CsvDataset(Dataset):

@@ -40,6 +40,11 @@ class StructuredFunction:
         self.inputs, self.fed_datasets = [], []
         with self.graph.as_default():
             args = input_structure.pack(self._arguments(input_structure))
+            if self.fed_datasets and not returns_dataset:
+                raise TypeError(f"the function given to {transformation} takes elements "
+                                f"that are datasets (as `window` makes); here only "
+                                f"functions returning a dataset (flat_map, interleave) "
+                                f"can take them")
             if unpack and type(args) is tuple:  # as TF's wrapper, one level: (x, y) -> f(x, y)
                 result = func(*args)
             else:
@@ -54,8 +59,8 @@ class StructuredFunction:
                     raise TypeError(f"the function given to {transformation} returned a "
                                     f"Dataset; datasets of datasets are made by window and "
                                     f"consumed by flat_map/interleave here")
-                self.output_leaves, self.output_structure = _as_outputs(result,
-                                                                        transformation)
+                self.output_leaves, self.output_structure = _as_outputs(
+                    result, transformation, self.graph)
                 self.outputs = self.output_structure.graph_flat(self.output_leaves)
         self.captured = list(self.graph.captures)  # outer tensors, evaluated at init
         self._captured_inputs = [self.graph.captures[t] for t in self.captured]
@@ -105,6 +110,13 @@ class BoundFunction:
         self._fixed = dict(zip(function._captured_inputs, captured_values))
         self._compiled = False
         self._lock = threading.Lock()
+
+    def rebind(self, captured_values):
+        """The same compiled function fed other captured values."""
+        other = object.__new__(BoundFunction)
+        other.__dict__.update(self.__dict__)
+        other._fixed = dict(zip(self.function._captured_inputs, captured_values))
+        return other
 
     def _feeds(self, leaves):
         feeds = dict(self._fixed)
@@ -157,8 +169,9 @@ class BoundFunction:
         self._session.close()
 
 
-def _as_outputs(result, transformation):
-    """The function's return value as (graph components, Structure)."""
+def _as_outputs(result, transformation, graph):
+    """The function's return value as (graph components, Structure). A tensor of an
+    outer graph returned as is (`lambda x: (key, x)`) is captured like any other."""
     if isinstance(result, list):
         result = tuple(result)  # TF1 treats a returned list as a tuple of components
     leaves = _structure.flatten(result)
@@ -169,8 +182,13 @@ def _as_outputs(result, transformation):
                             f"{leaf.name}; it must return tensors (or values)")
         if isinstance(leaf, SparseTensorValue):
             leaf = SparseTensor.from_value(leaf)
-        if not isinstance(leaf, (Tensor, SparseTensor)):
+        if isinstance(leaf, SparseTensor) and leaf.indices.graph is not graph:
+            leaf = SparseTensor(*(graph.capture_value(t) for t in
+                                  (leaf.indices, leaf.values, leaf.dense_shape)))
+        elif not isinstance(leaf, (Tensor, SparseTensor)):
             leaf = convert_to_tensor(leaf)
+        elif isinstance(leaf, Tensor) and leaf.graph is not graph:
+            leaf = graph.capture_value(leaf)
         components.append(leaf)
     structure = _structure.Structure(
         result, [_structure.spec_of_graph_value(c) for c in components])

@@ -270,28 +270,33 @@ class GeneratorDataset(Dataset):
             leaves = _structure.flatten(value) if _structure.is_structure(
                 self._structure.template) else [value]
             try:
-                yield _structure.check_element(self._structure, leaves, "`generator`")
+                element = _structure.check_element(self._structure, leaves, "`generator`")
             except (TypeError, ValueError) as exc:
-                raise errors.InvalidArgumentError(None, None, str(exc)) from None
+                # The generator itself is intact: as in TF, the next element follows.
+                yield ElementError(errors.InvalidArgumentError(None, None, str(exc)))
+                continue
+            yield element
 
 
 class RangeDataset(Dataset):
     """`range(stop)`, `range(start, stop[, step])`: int64 scalars, like Python's range."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, output_type=_dtypes.int64):
         if not 1 <= len(args) <= 3:
             raise ValueError(f"Dataset.range takes 1 to 3 arguments (stop, or start, stop "
                              f"[, step]), got {len(args)}")
         self._args = args
         self._tensor_args = tuple(a for a in args if isinstance(a, Tensor))
-        self._structure = _structure.Structure.from_specs(None, [_dtypes.int64], [[]])
+        self._dtype = _dtypes.as_dtype(output_type)
+        self._structure = _structure.Structure.from_specs(None, [self._dtype], [[]])
 
     def _iterate(self, ctx):
         values = [ctx.int_arg(a, "Dataset.range argument") for a in self._args]
         if len(values) == 3 and values[2] == 0:
             raise errors.InvalidArgumentError(None, None, "step must be a non-zero integer.")
+        dtype = self._dtype.as_numpy_dtype
         for i in range(*values):
-            yield (np.int64(i),)
+            yield (np.asarray(i, dtype),)
 
     def _cardinality(self, ctx):
         values = [ctx.int_arg(a, "Dataset.range argument") for a in self._args]
