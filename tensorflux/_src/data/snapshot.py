@@ -15,6 +15,7 @@ read it instead of computing the input.
 from __future__ import annotations
 
 import collections
+import contextlib
 import gzip
 import json
 import os
@@ -334,6 +335,8 @@ class SnapshotDataset(Dataset):
         finally:
             if not complete:
                 writer.abort()
+                with contextlib.suppress(OSError):
+                    os.rmdir(run_dir)  # only when no other writer's run is in it
         shards = writer.commit()
         if shards is not None and read_metadata(run_dir) is None:
             _write_metadata(run_dir, run, self._structure.element_spec, self._compression,
