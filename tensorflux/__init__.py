@@ -171,6 +171,7 @@ from tensorflux._src.train.variables import (  # noqa: E402,F401
 # Lookup tables: tf.lookup, index tables, tables_initializer.
 
 # Input pipelines: the rest of tf.data.
+from tensorflux._src.data.type_specs import OptionalSpec  # noqa: E402,F401
 
 # Files and strings: the rest of tf.io, tf.strings and tf.audio.
 

@@ -186,7 +186,8 @@ class Iterator(_structure.HasStructure):
     @staticmethod
     def from_string_handle(string_handle, output_types, output_shapes=None,
                            output_classes=None):
-        iterator = Iterator.from_structure(output_types, output_shapes)
+        iterator = Iterator.from_structure(output_types, output_shapes,
+                                           output_classes=output_classes)
         iterator._handle = string_handle
         return iterator
 
