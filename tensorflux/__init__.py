@@ -169,6 +169,7 @@ from tensorflux._src.train.variables import (  # noqa: E402,F401
 # TensorArray, raw_rnn (seq2seq lives in tf.contrib.seq2seq).
 
 # Lookup tables: tf.lookup, index tables, tables_initializer.
+from tensorflux import lookup  # noqa: E402,F401
 
 # Input pipelines: the rest of tf.data.
 from tensorflux._src.data.type_specs import OptionalSpec  # noqa: E402,F401

@@ -77,3 +77,7 @@ __all__ += [  # noqa: PLE0605
 ]
 
 # Lookup tables built from datasets.
+from tensorflux._src.data.table_init import (  # noqa: E402
+    index_table_from_dataset, table_from_dataset,
+)
+__all__ += ["index_table_from_dataset", "table_from_dataset"]

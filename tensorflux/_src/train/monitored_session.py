@@ -60,19 +60,28 @@ class Scaffold:
     def init_fn(self):
         return self._init_fn
 
+    @staticmethod
+    def default_local_init_op():
+        """TF1's default local init: the local variables' initializers and every table's
+        (TABLE_INITIALIZERS), grouped."""
+        from tensorflux._src.ops.control.control_ops import group
+        from tensorflux._src.ops.state.table_init import tables_initializer
+        from tensorflux._src.train import variables
+        return group(variables.local_variables_initializer(), tables_initializer())
+
     def finalize(self):
         """Creates the default ops that were not given, then makes the graph read-only."""
         if self._finalized:
             return self
         from tensorflux._src.train import variables
-        from tensorflux._src.ops.control.control_ops import group
         graph = _graph.get_default_graph()
         if self.init_op is None:
             self.init_op = variables.global_variables_initializer()
         if self.ready_op is None:
             self.ready_op = variables.report_uninitialized_variables()
         if self.local_init_op is None:
-            self.local_init_op = group(variables.local_variables_initializer())
+            self.local_init_op = _get_or_default(GraphKeys.LOCAL_INIT_OP,
+                                                 Scaffold.default_local_init_op)
         if self.summary_op is None:
             from tensorflux._src.summary.summary_ops import merge_all
             self.summary_op = merge_all()
@@ -87,6 +96,21 @@ class Scaffold:
         graph.finalize()
         self._finalized = True
         return self
+
+
+def _get_or_default(collection_key, default_constructor):
+    """The op in `collection_key` (TF's Scaffold.get_or_default: one at most), else a new
+    default one, added to the collection."""
+    ops = _graph.get_collection(collection_key)
+    if ops:
+        if len(ops) > 1:
+            raise RuntimeError(f"More than one item in collection {collection_key}. Please "
+                               f"indicate which one to use by passing it to the constructor.")
+        return ops[0]
+    op = default_constructor()
+    if op is not None:
+        _graph.add_to_collection(collection_key, op)
+    return op
 
 
 class SessionCreator:

@@ -108,6 +108,7 @@ class Saver:
         self._is_built = False
         self._is_empty = None
         self._variables = {}  # checkpoint name -> VariableV2 op
+        self._saveables = []  # saveable objects other than variables (mutable tables)
         self._last_checkpoints = []  # (prefix, time saved), oldest first
         self._checkpoints_to_be_deleted = []
         self._next_checkpoint_time = None
@@ -123,12 +124,13 @@ class Saver:
         self._is_built = True
         var_list = self._var_list if self._var_list is not None else _all_saveable_objects()
         self._variables = _names_to_variables(var_list)
+        self._saveables = _saveable_objects(var_list, self._variables)
         self.saver_def = SaverDef(
             max_to_keep=self._max_to_keep or 0, sharded=bool(self._sharded),
             keep_checkpoint_every_n_hours=self._keep_checkpoint_every_n_hours,
             version=self._write_version)
         self._next_checkpoint_time = time.time() + self._keep_checkpoint_every_n_hours * 3600
-        if not self._variables:
+        if not self._variables and not self._saveables:
             if not self._allow_empty:
                 raise ValueError("No variables to save")
             self._is_empty = True
@@ -246,9 +248,12 @@ class Saver:
     def _write_checkpoint(self, sess, prefix):
         names = sorted(self._variables)
         ops = [self._variables[name] for name in names]
-        values = _read_variables(sess, ops)
+        tensors = dict(zip(names, _read_variables(sess, ops)))
+        for saveable in self._saveables:
+            tensors.update(zip((spec.name for spec in saveable.specs),
+                               saveable._saver_read(sess)))
         shards = _shards_by_device(self._variables) if self._sharded else None
-        checkpoint_format.write(prefix, dict(zip(names, values)), shards)
+        checkpoint_format.write(prefix, tensors, shards)
 
     def _meta_saver_def(self):
         saver_def = self.saver_def._as_dict()
@@ -270,6 +275,7 @@ class Saver:
         reader = checkpoint_format.CheckpointReader(prefix)
         try:
             values = self._checked_values(reader)
+            imports = self._checked_saveables(sess, reader)
         except errors.NotFoundError as err:
             raise _wrap_restore_error(
                 err, "a Variable name or other graph key that is missing") from None
@@ -277,6 +283,28 @@ class Saver:
             raise _wrap_restore_error(
                 err, "a mismatch between the current graph and the graph") from None
         _assign_variables(sess, values)
+        for restore in imports:
+            restore()
+
+    def _checked_saveables(self, sess, reader):
+        """Per saveable (a mutable table), the function that restores it, after checking
+        its tensors' names and dtypes and that the values fit it."""
+        dtypes = reader.get_variable_to_dtype_map()
+        imports = []
+        for saveable in self._saveables:
+            names = [spec.name for spec in saveable.specs]
+            for spec in saveable.specs:
+                if spec.name not in dtypes:
+                    raise errors.NotFoundError(None, None,
+                                               f"Key {spec.name} not found in checkpoint")
+                if dtypes[spec.name] != spec.dtype.base_dtype:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"tensor_name = {spec.name}; expected dtype "
+                                    f"{spec.dtype.base_dtype._tf_name} does not equal original "
+                                    f"dtype {dtypes[spec.name]._tf_name}")
+            arrays = reader.get_tensors(names)
+            imports.append(saveable._saver_restore(sess, [arrays[n] for n in names]))
+        return imports
 
     def _checked_values(self, reader):
         """{VariableV2 op: value to assign}, after checking every name, dtype and shape."""
@@ -296,11 +324,38 @@ def _all_saveable_objects():
     return global_variables() + _graph.get_collection(GraphKeys.SAVEABLE_OBJECTS)
 
 
+def _is_saveable(value):
+    """A saveable object other than a variable (a mutable lookup table or its saveable),
+    which saves and restores itself through `_saver_read` / `_saver_restore`."""
+    return hasattr(value, "_saveables_for_saver")
+
+
+def _saveable_objects(var_list, variables):
+    """The saveables of `var_list` that are not variables, with TF's check that no two
+    tensors share a checkpoint name."""
+    values = var_list.values() if isinstance(var_list, dict) else var_list
+    saveables, names = [], set(variables)
+    for value in values:
+        if not _is_saveable(value):
+            continue
+        for saveable in value._saveables_for_saver():
+            for spec in saveable.specs:
+                if spec.name in names:
+                    raise ValueError(f"At least two variables have the same name: "
+                                     f"{spec.name}")
+                names.add(spec.name)
+            saveables.append(saveable)
+    return saveables
+
+
 def _names_to_variables(var_list):
-    """{checkpoint name: VariableV2 op} from a dict of names or a list (TF's checks)."""
+    """{checkpoint name: VariableV2 op} from a dict of names or a list (TF's checks);
+    saveables that are not variables (`_is_saveable`) are left to `_saveable_objects`."""
     if isinstance(var_list, dict):
         named = {}
         for name, value in sorted(var_list.items(), key=lambda item: str(item[0])):
+            if _is_saveable(value):
+                continue
             if not isinstance(name, str):
                 raise TypeError(f"names_to_saveables must be a dict mapping string names to "
                                 f"trackable operations. Name is not a string: {name}")
@@ -314,6 +369,8 @@ def _names_to_variables(var_list):
         raise TypeError(f"Variables to save should be passed in a dict or a list: {var_list}")
     named = {}
     for value in var_list:
+        if _is_saveable(value):
+            continue
         op = _variable_op(value, f"Variable to save is not a Variable: {value}")
         if op.name in named:
             raise ValueError(f"At least two variables have the same name: {op.name}")
