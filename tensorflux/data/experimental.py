@@ -55,6 +55,7 @@ from tensorflux._src.data.selection import (  # noqa: E402,F401
     choose_from_datasets, sample_from_datasets,
 )
 from tensorflux._src.data.sources import RandomDataset  # noqa: E402,F401
+from tensorflux._src.data.table_init import DatasetInitializer  # noqa: E402,F401
 from tensorflux._src.data.transformations import SHARD_HINT  # noqa: E402,F401
 from tensorflux._src.data.type_specs import (  # noqa: E402,F401
     DatasetSpec as DatasetStructure, OptionalSpec as OptionalStructure,
@@ -63,7 +64,7 @@ from tensorflux._src.data.type_specs import (  # noqa: E402,F401
 
 __all__ += [  # noqa: PLE0605
     "AutoShardPolicy", "AutotuneAlgorithm", "AutotuneOptions", "Counter", "CsvDataset",
-    "DatasetStructure", "DistributeOptions", "ExternalStatePolicy", "INFINITE_CARDINALITY",
+    "DatasetInitializer", "DatasetStructure", "DistributeOptions", "ExternalStatePolicy", "INFINITE_CARDINALITY",
     "OptimizationOptions", "Optional", "OptionalStructure", "RandomDataset", "Reducer",
     "SHARD_HINT", "ServiceOptions", "SparseTensorStructure", "SqlDataset", "Structure",
     "TFRecordWriter", "TensorStructure", "ThreadingOptions", "UNKNOWN_CARDINALITY",

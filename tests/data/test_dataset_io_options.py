@@ -233,3 +233,13 @@ def test_choose_sample_and_rejection_resample():
     assert all(int(c) == int(x) for c, x in resampled)
     # class 1 always kept (400), class 0 kept with probability 0.25 (~400)
     assert classes.count(1) == 400 and abs(classes.count(0) - 400) < 70
+
+
+def test_dataset_initializer_fills_a_table():
+    keys = tf.data.Dataset.from_tensor_slices(np.array([b"a", b"b", b"c"], object))
+    pairs = tf.data.Dataset.zip((keys, tf.data.Dataset.range(10, 13)))
+    table = tf.lookup.StaticHashTable(tf.data.experimental.DatasetInitializer(pairs), -1)
+    looked_up = table.lookup(tf.constant([b"c", b"z", b"a"]))
+    with tf.Session() as sess:
+        sess.run(tf.tables_initializer())
+        assert sess.run(looked_up).tolist() == [12, -1, 10]
