@@ -243,3 +243,42 @@ def test_dataset_initializer_fills_a_table():
     with tf.Session() as sess:
         sess.run(tf.tables_initializer())
         assert sess.run(looked_up).tolist() == [12, -1, 10]
+
+
+def _checkpointed_pipeline(n):
+    tf.reset_default_graph()
+    dataset = tf.data.Dataset.range(n).shuffle(10).map(lambda x: x * 2).batch(3)
+    iterator = dataset.make_initializable_iterator()
+    saveable = tf.data.experimental.make_saveable_from_iterator(iterator)
+    tf.add_to_collection(tf.GraphKeys.SAVEABLE_OBJECTS, saveable)
+    tf.Variable(1.0)
+    return iterator, iterator.get_next(), tf.train.Saver()
+
+
+def test_iterator_position_in_checkpoints(tmp_path):
+    iterator, next_batch, saver = _checkpointed_pipeline(60)
+    with tf.Session() as sess:
+        sess.run([tf.global_variables_initializer(), iterator.initializer])
+        seen = [sess.run(next_batch).tolist() for _ in range(4)]
+        path = saver.save(sess, str(tmp_path / "ckpt"))
+        after = [sess.run(next_batch).tolist() for _ in range(4)]
+    # a new graph and Session: the unseeded shuffle continues where it was saved
+    iterator, next_batch, saver = _checkpointed_pipeline(60)
+    with tf.Session() as sess:
+        saver.restore(sess, path)
+        assert [sess.run(next_batch).tolist() for _ in range(4)] == after
+        rest = []
+        while True:
+            try:
+                rest.extend(sess.run(next_batch).tolist())
+            except tf.errors.OutOfRangeError:
+                break
+    taken = [x for batch in seen + after for x in batch] + rest
+    assert sorted(taken) == [2 * x for x in range(60)]
+    iterator, next_batch, saver = _checkpointed_pipeline(61)  # another pipeline
+    with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
+                                             match="another input pipeline"):
+        saver.restore(sess, path)
+    with pytest.raises(ValueError, match="make_one_shot_iterator or make_initializable"):
+        tf.data.experimental.make_saveable_from_iterator(tf.data.Iterator.from_structure(
+            tf.int64, []))

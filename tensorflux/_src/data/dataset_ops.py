@@ -348,7 +348,7 @@ class IterationContext:
     """What one initialization of an iterator gives the dataset nodes: the values of
     their tensor arguments, the bound functions, per-node pass counts and entropy."""
 
-    def __init__(self, values, parent=None):
+    def __init__(self, values, parent=None, entropy=None):
         self._values = values
         self._parent = parent
         self._bound = {} if parent is None else parent._bound
@@ -356,7 +356,9 @@ class IterationContext:
         self._memory = {} if parent is None else parent._memory
         self._closers = [] if parent is None else parent._closers
         self._local_bound = {}
-        self.entropy = secrets.randbits(62) if parent is None else parent.entropy
+        if parent is not None:
+            entropy = parent.entropy
+        self.entropy = secrets.randbits(62) if entropy is None else entropy
 
     def child(self, values):
         """A context for a dataset built inside a function (flat_map, interleave)."""

@@ -53,17 +53,22 @@ def _register_dataset(dataset):
 class _IteratorState:
     """One initialization: the element generator and what must close with it."""
 
-    def __init__(self, dataset, values):
+    def __init__(self, dataset, values, entropy=None):
+        self.dataset, self.values = dataset, list(values)
         self.structure = dataset._structure
-        self.context = IterationContext(dict(zip(dataset._inputs(), values)))
+        self.context = IterationContext(dict(zip(dataset._inputs(), values)),
+                                        entropy=entropy)
         self.elements = dataset._iterate(self.context)
         self.lock = threading.Lock()
+        self.consumed = 0  # elements (failed ones too) taken, for checkpoints
 
     def next(self):
         """The next element as its flat arrays, or None at the end. A failed element
         raises its error; the iteration goes on after it, as in TF."""
         with self.lock:  # one consumer at a time: generators are not reentrant
             element = next(self.elements, None)
+            if element is not None:
+                self.consumed += 1
         if element is None:
             return None
         if type(element) is ElementError:
@@ -166,6 +171,7 @@ class Iterator(_structure.HasStructure):
     def _initializable(cls, dataset, shared_name=None):
         iterator = cls(shared_name or _token("iterator"), dataset._structure)
         iterator._initializer = iterator.make_initializer(dataset)
+        iterator._dataset = dataset
         return iterator
 
     @staticmethod
