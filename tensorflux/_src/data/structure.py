@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorflux._src.data.type_specs import DatasetSpec, OptionalSpec, SparseTensorSpec
+from tensorflux._src.data.type_specs import DatasetSpec, SparseTensorSpec
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors, tensor_shape
 from tensorflux._src.framework.operation import Tensor
