@@ -192,6 +192,7 @@ from tensorflux import ragged, sparse  # noqa: F401,E402
 from tensorflux import lookup  # noqa: E402,F401
 
 # Input pipelines: the rest of tf.data.
+from tensorflux._src.data.type_specs import OptionalSpec  # noqa: E402,F401
 
 # Files and strings: the rest of tf.io, tf.strings and tf.audio.
 from tensorflux._src.ops.strings.hash_ops import *  # noqa: F401,F403,E402
