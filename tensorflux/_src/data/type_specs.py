@@ -1,5 +1,5 @@
-"""The TypeSpecs of tf.data's element components besides `tf.TensorSpec`:
-`SparseTensorSpec`, `DatasetSpec` (a component that is itself a dataset, as `window`
+"""The TypeSpecs of tf.data's element components besides `tf.TensorSpec` and
+`tf.SparseTensorSpec` (framework/sparse_tensor.py): `DatasetSpec` (a component that is itself a dataset, as `window`
 makes) and `OptionalSpec` (the type of a `tf.data.experimental.Optional`).
 
 TF 1.15 exports them also under their older names (`tf.data.experimental.
@@ -9,9 +9,8 @@ TensorStructure(dtype, shape)` is a deprecated constructor of `tf.TensorSpec`.
 
 from __future__ import annotations
 
-from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import tensor_shape
-from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from tensorflux._src.framework.sparse_tensor import SparseTensorSpec
 from tensorflux._src.framework.type_spec import TensorSpec, TypeSpec
 
 __all__ = ["SparseTensorSpec", "DatasetSpec", "OptionalSpec", "TensorStructure",
@@ -20,65 +19,6 @@ __all__ = ["SparseTensorSpec", "DatasetSpec", "OptionalSpec", "TensorStructure",
 
 def _shape_key(shape):
     return None if shape.ndims is None else tuple(shape.as_list())
-
-
-class SparseTensorSpec(TypeSpec):
-    """`SparseTensorSpec(shape=None, dtype=tf.float32)`: a SparseTensor's dense shape and
-    value dtype."""
-
-    __slots__ = ("_shape", "_dtype")
-
-    def __init__(self, shape=None, dtype=_dtypes.float32):
-        self._shape = tensor_shape.as_shape(shape)
-        self._dtype = _dtypes.as_dtype(dtype)
-
-    @classmethod
-    def from_value(cls, value):
-        if isinstance(value, SparseTensor):
-            return cls(value.shape, value.dtype)
-        if isinstance(value, SparseTensorValue):
-            import numpy as np
-            return cls(tensor_shape.TensorShape([int(d) for d in np.asarray(
-                value.dense_shape)]), _dtypes.as_dtype(np.asarray(value.values).dtype))
-        raise TypeError(f"Expected SparseTensor or SparseTensorValue, got {value!r}")
-
-    @property
-    def shape(self):
-        return self._shape
-
-    @property
-    def dtype(self):
-        return self._dtype
-
-    @property
-    def value_type(self):
-        return SparseTensor
-
-    def is_compatible_with(self, spec_or_value) -> bool:
-        other = spec_or_value
-        if isinstance(other, (SparseTensor, SparseTensorValue)):
-            other = SparseTensorSpec.from_value(other)
-        return (isinstance(other, SparseTensorSpec) and self._dtype == other.dtype
-                and self._shape.is_compatible_with(other.shape))
-
-    def most_specific_compatible_type(self, other):
-        if type(other) is not SparseTensorSpec or self._dtype != other.dtype:
-            raise ValueError(f"No TypeSpec is compatible with both {self} and {other}")
-        return SparseTensorSpec(self._shape.most_specific_compatible_shape(other.shape),
-                                self._dtype)
-
-    def __eq__(self, other):
-        return (type(other) is SparseTensorSpec and self._dtype == other.dtype
-                and _shape_key(self._shape) == _shape_key(other.shape))
-
-    def __ne__(self, other):
-        return not self == other
-
-    def __hash__(self):
-        return hash((SparseTensorSpec, self._dtype, _shape_key(self._shape)))
-
-    def __repr__(self):
-        return f"SparseTensorSpec({self._shape!r}, {self._dtype!r})"
 
 
 class DatasetSpec(TypeSpec):
