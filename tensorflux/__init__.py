@@ -140,6 +140,7 @@ from tensorflux._src.ops.nn.conv_raw import *  # noqa: F401,F403,E402
 
 # Framework utilities: tf.nest, dtypes, type specs, graph and session helpers.
 from tensorflux import nest  # noqa: E402,F401
+from tensorflux import xla  # noqa: E402,F401
 from tensorflux._src.autodiff.gradients import UnconnectedGradients  # noqa: E402,F401
 from tensorflux._src.framework.behaviour import *  # noqa: E402,F401,F403
 from tensorflux._src.framework.dtypes import (  # noqa: E402,F401
