@@ -1,7 +1,9 @@
 """Fetch structures: any nesting of lists, tuples, namedtuples and dicts of graph elements.
 
 A `tf.SparseTensor` leaf is fetched as its three tensors and comes back as a
-`tf.SparseTensorValue(indices, values, dense_shape)`, as in TF1.
+`tf.SparseTensorValue(indices, values, dense_shape)`, as in TF1; a `tf.IndexedSlices` as
+a `tf.IndexedSlicesValue(values, indices, dense_shape)` (dense_shape None when it has
+none), and it can be fed with one (`feed_items`).
 
 `flatten(graph, fetches)` resolves every leaf to a Tensor or Operation and returns the
 unique tensors to compute, the ops to run, and a function rebuilding the user's
@@ -11,6 +13,7 @@ a Session caches on.
 
 from __future__ import annotations
 
+from tensorflux._src.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
 
@@ -61,6 +64,13 @@ def flatten(graph, fetches, session=None):
         if isinstance(fetch, SparseTensor):
             parts = [build(t) for t in (fetch.indices, fetch.values, fetch.dense_shape)]
             return lambda values: SparseTensorValue(*(p(values) for p in parts))
+        if isinstance(fetch, IndexedSlices):
+            parts = [build(t) for t in (fetch.values, fetch.indices, fetch.dense_shape)
+                     if t is not None]
+            if len(parts) == 2:
+                return lambda values: IndexedSlicesValue(parts[0](values), parts[1](values),
+                                                         None)
+            return lambda values: IndexedSlicesValue(*(p(values) for p in parts))
         element = _resolve_leaf(graph, fetch)
         if isinstance(element, Operation):
             if element not in targets:
@@ -81,8 +91,24 @@ def flatten(graph, fetches, session=None):
         return lambda values: values[i]
 
     rebuild = build(fetches)
-    if not isinstance(fetches, (list, tuple, dict, SparseTensor)) and not (
+    if not isinstance(fetches, (list, tuple, dict, SparseTensor, IndexedSlices)) and not (
             tensors and tensors[0].op.type == "GetSessionHandle"):
         # A single fetch: skip the closure on the hot path.
         rebuild = (lambda values: values[0]) if tensors else (lambda values: None)
     return tensors, targets, rebuild
+
+
+def feed_items(feed_dict):
+    """feed_dict's (key, value) pairs, an IndexedSlices key fed with an
+    IndexedSlicesValue (or any sequence of its parts) giving one pair per component."""
+    if not any(isinstance(key, IndexedSlices) for key in feed_dict):
+        return feed_dict.items()
+    items = []
+    for key, value in feed_dict.items():
+        if isinstance(key, IndexedSlices):
+            parts = [key.values, key.indices] if key.dense_shape is None else \
+                [key.values, key.indices, key.dense_shape]
+            items.extend(zip(parts, value))
+        else:
+            items.append((key, value))
+    return items

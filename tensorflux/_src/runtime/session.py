@@ -215,7 +215,7 @@ class BaseSession:
         if not feed_dict:
             return (), ()
         keys, values = [], []
-        for key, value in feed_dict.items():
+        for key, value in _fetches.feed_items(feed_dict):
             tensor = key if type(key) is Tensor else self._feed_tensor(key)
             if type(value) is not np.ndarray or value.dtype != tensor._dtype._np_dtype:
                 if isinstance(value, TensorHandle):  # its string, or the value it holds
