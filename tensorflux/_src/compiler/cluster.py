@@ -313,7 +313,7 @@ def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, r
         finals = [written[(plan.final_writer[v], v)] for v in plan.written_vars]
         ok = collector.all_ok()
         if ok is not None:  # a failed check keeps every variable it can at its old value
-            finals = [jnp.where(ok, new, start[v]) if v in start and v not in missing
+            finals = [collector.guarded(new, start[v], ok) if v in start and v not in missing
                       else new for v, new in zip(plan.written_vars, finals)]
         return tuple(env[t] for t in exports), tuple(finals), collector.outputs()
 
