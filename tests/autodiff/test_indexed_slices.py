@@ -214,3 +214,13 @@ def test_indexed_slices_spec():
     assert tf.IndexedSlicesSpec().shape.ndims is None
     with pytest.raises(ValueError):
         tf.IndexedSlicesSpec(indices_shape=[2, 2])
+
+
+def test_gradient_checker_on_a_sparse_gradient():
+    x = tf.placeholder(tf.float64, [4, 2])
+    y = tf.gather(x, [3, 0, 3]) * 2.0
+    with tf.Session():
+        theoretical, numeric = tf.test.compute_gradient(
+            x, [4, 2], y, [3, 2], x_init_value=RNG.normal(size=(4, 2)))
+    np.testing.assert_allclose(theoretical, numeric, atol=1e-6)
+    assert theoretical[6, 0] == 2.0 and theoretical[6, 4] == 2.0  # x[3, 0] read twice

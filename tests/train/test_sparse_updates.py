@@ -327,3 +327,46 @@ def test_a_sparse_step_updates_the_table_in_place():
                 assert not values[1::7][:batch].any()
     assert temps[False] < table_bytes / 20, temps
     assert temps[True] >= table_bytes, temps
+
+
+def test_consumers_of_sparse_gradients():
+    """optimize_loss (multipliers keep the gradient sparse, summaries use its values),
+    SyncReplicasOptimizer (the mean of R runs), the parameter-server model layout
+    (workers push dense arrays)."""
+    from tensorflux._src.distribute.ps.model_layout import ModelGraph
+    from tensorflux.contrib.layers import optimize_loss
+    ids = tf.placeholder(tf.int32, [3])
+    w = tf.Variable(W0, name="w")
+    loss = tf.reduce_sum(tf.gather(w, ids))
+    step = tf.train.get_or_create_global_step()
+    train = optimize_loss(loss, step, 0.1, "SGD", gradient_multipliers={w: 2.0},
+                          summaries=["gradients", "gradient_norm"], clip_gradients=10.0)
+    w2 = tf.Variable(W0, name="w2")
+    sync = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
+                                          replicas_to_aggregate=2, total_num_replicas=2)
+    sync_train = sync.minimize(tf.reduce_sum(tf.gather(w2, ids)), global_step=step)
+    with tf.Session() as sess:
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+        sess.run(train, {ids: [0, 5, 0]})
+        summaries = sess.run(tf.summary.merge_all(), {ids: [0, 5, 0]})
+        sess.run(sync.chief_init_op)
+        sess.run(sync_train, {ids: [1, 1, 2]})
+        unchanged = sess.run(w2)
+        sess.run(sync_train, {ids: [2, 3, 4]})
+        got, got2 = sess.run([w, w2])
+    expected = W0.copy()
+    expected[0] -= 0.1 * 2 * 2  # two lookups of row 0, gradient doubled (norm 6 < 10)
+    expected[5] -= 0.1 * 2
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert summaries  # gradients/w histogram and gradient_norm/w scalar built from values
+    np.testing.assert_array_equal(unchanged, W0)
+    expected2 = W0.copy()
+    expected2[[1, 2, 3, 4]] -= 0.1 * np.array([2, 2, 1, 1])[:, None] / 2
+    np.testing.assert_allclose(got2, expected2, rtol=1e-6)
+
+    def model_fn():
+        table = tf.Variable(W0, name="table")
+        return tf.reduce_sum(tf.nn.embedding_lookup(table, [1, 1]))
+
+    model = ModelGraph(model_fn)
+    assert isinstance(model.gradients["table"], tf.Tensor)
