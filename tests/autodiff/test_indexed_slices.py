@@ -224,3 +224,24 @@ def test_gradient_checker_on_a_sparse_gradient():
             x, [4, 2], y, [3, 2], x_init_value=RNG.normal(size=(4, 2)))
     np.testing.assert_allclose(theoretical, numeric, atol=1e-6)
     assert theoretical[6, 0] == 2.0 and theoretical[6, 4] == 2.0  # x[3, 0] read twice
+
+
+def test_grouping_gating_and_control_dependencies_take_indexed_slices():
+    w = tf.Variable(np.ones((4, 2), np.float32), name="w")
+    loss = tf.reduce_sum(tf.gather(w, [1, 1]))
+    g = tf.gradients(loss, w)[0]
+    gated = tf.tuple([g, None])
+    assert isinstance(gated[0], tf.IndexedSlices) and gated[1] is None
+    assert gated[0].indices is g.indices
+    grouped = tf.group(g)
+    assert {op.name for op in grouped.control_inputs} == {
+        g.values.op.name, g.indices.op.name, g.dense_shape.op.name}
+    with tf.control_dependencies([g]):
+        after = tf.constant(1.0)
+    assert after.op.control_inputs == [g.op]
+    opt = tf.train.MomentumOptimizer(0.1, 0.9)
+    train = opt.minimize(loss, gate_gradients=tf.train.Optimizer.GATE_GRAPH)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        np.testing.assert_allclose(sess.run(w), [[1, 1], [0.8, 0.8], [1, 1], [1, 1]])
