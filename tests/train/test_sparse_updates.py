@@ -370,3 +370,24 @@ def test_consumers_of_sparse_gradients():
 
     model = ModelGraph(model_fn)
     assert isinstance(model.gradients["table"], tf.Tensor)
+
+
+def test_partitioned_table_moves_only_the_rows_looked_up():
+    # Momentum moves any row it is handed, even with a zero gradient: each partition's
+    # IndexedSlices must name only rows its own ids read (TF's DynamicPartition).
+    parts = [tf.Variable(W0[0::2], name="part0"), tf.Variable(W0[1::2], name="part1")]
+    ids = tf.placeholder(tf.int32, [None])
+    loss = tf.reduce_sum(tf.nn.embedding_lookup(parts, ids))  # "mod": id i -> i % 2
+    train = tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for step_ids in ([0, 3], [2, 5, 3]):  # then row 0 of part0 must stay put
+            sess.run(train, {ids: step_ids})
+        got = np.concatenate(sess.run(parts))
+    lr, m = f32(0.1), f32(0.9)
+    expected = np.concatenate([W0[0::2], W0[1::2]])  # part0 rows 0-2, part1 rows 3-5
+    expected[0] -= lr  # id 0, step 1 only: its momentum must not move it in step 2
+    expected[1] -= lr  # id 2, step 2
+    expected[3 + 1] -= lr + lr * (m + 1.0)  # id 3, both steps
+    expected[3 + 2] -= lr  # id 5, step 2
+    np.testing.assert_allclose(got, expected, rtol=1e-6)

@@ -5,6 +5,12 @@ gradient function (its OpDef's `grad`, or one registered with `tf.RegisterGradie
 and selected by `Graph.gradient_override_map`). Gradient ops are ordinary graph ops
 (`gradients/add_grad/...`), so they can be inspected, clipped, and differentiated
 again (`tf.hessians`).
+
+Sparse gradients: gather's gradient along axis 0 is a `tf.IndexedSlices`. As in TF1,
+contributions that include one are summed by concatenating values and indices (a dense
+term joins as all of its rows), gradient functions that pass them on (Identity, Cast,
+IdentityN, tf.RegisterGradient functions) receive them as they are, and the others get
+them densified, which is what TF's functions do when they use them in an op.
 """
 
 from __future__ import annotations
@@ -142,7 +148,8 @@ def _densified(grads, fn):
     pass them on (Identity's, Cast's, ...; TF's own) and for functions registered with
     tf.RegisterGradient (TF hands them whatever it has); the others get dense tensors,
     which is what TF's gradient functions make of them when they use them in an op."""
-    if getattr(fn, "accepts_indexed_slices", False) or fn in _CUSTOM_GRADIENTS.values():
+    if not any(isinstance(g, IndexedSlices) for g in grads) or getattr(
+            fn, "accepts_indexed_slices", False) or fn in _CUSTOM_GRADIENTS.values():
         return grads
     return [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g for g in grads]
 
