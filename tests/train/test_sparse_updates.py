@@ -391,3 +391,18 @@ def test_partitioned_table_moves_only_the_rows_looked_up():
     expected[3 + 1] -= lr + lr * (m + 1.0)  # id 3, both steps
     expected[3 + 2] -= lr  # id 5, step 2
     np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_scatter_with_fed_indices_compiles_once():
+    # GradientDescent's sparse path is a scatter_sub with the gradient's indices: they
+    # must stay run-time values, not constants compiled in per distinct value.
+    v = tf.Variable(np.zeros(10), name="v")
+    i = tf.placeholder(tf.int32, [2])
+    op = tf.scatter_sub(v, i, [1.0, 2.0])
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        before = sess.compile_stats.traces
+        for ids in ([0, 1], [2, 3], [4, 4]):
+            sess.run(op, {i: ids})
+        assert sess.compile_stats.traces == before + 1
+        np.testing.assert_array_equal(sess.run(v), [-1, -2, -1, -2, -3, 0, 0, 0, 0, 0])
