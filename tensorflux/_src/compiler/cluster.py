@@ -18,7 +18,6 @@ variables living on another device are copied to it at the call.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.compiler import effects, functional, lowering, options, state

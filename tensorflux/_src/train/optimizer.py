@@ -2,8 +2,9 @@
 
 Subclasses (optimizers.py) say which slots a variable needs and which fused update op
 applies a gradient: `_apply_dense` for a Tensor, `_apply_sparse` for an IndexedSlices
-(the gradient of an embedding lookup), which updates only the rows it names. Names follow TF1: slots `w/Adam`, `w/Adam_1`; updates under
-`Adam/update_w/ApplyAdam`; non-slot variables `beta1_power`.
+(the gradient of an embedding lookup), which updates only the rows it names. Names follow
+TF1: slots `w/Adam`, `w/Adam_1`; updates under `Adam/update_w/ApplyAdam`; non-slot
+variables `beta1_power`.
 """
 
 from __future__ import annotations
