@@ -186,6 +186,10 @@ from tensorflux._src.ops.sparse import ragged_indexing as _ragged_indexing  # no
 from tensorflux import ragged, sparse  # noqa: F401,E402
 
 # IndexedSlices: sparse gradients and the optimizers' sparse updates.
+from tensorflux._src.framework.indexed_slices import (  # noqa: E402,F401
+    IndexedSlices, IndexedSlicesSpec, IndexedSlicesValue, convert_to_tensor_or_indexed_slices,
+)
+from tensorflux._src.ops.math import indexed_slices_ops as _indexed_slices_ops  # noqa: E402,F401
 
 # TensorArray, raw_rnn (seq2seq lives in tf.contrib.seq2seq).
 

@@ -146,6 +146,14 @@ EXEMPT = {
        for op in ("RaggedRange", "RaggedFillEmptyRows")},
 
     # indexed
+    **{op: "tests/train/test_sparse_updates.py (each optimizer's dense and sparse updates "
+           "against NumPy implementations of TF's formulas, repeated and unique indices)"
+       for op in ("SparseApplyProximalGradientDescent", "SparseApplyMomentum",
+                  "SparseApplyAdagrad", "SparseApplyProximalAdagrad", "SparseApplyAdagradDA",
+                  "SparseApplyFtrl", "SparseApplyFtrlV2", "SparseApplyRMSProp",
+                  "SparseApplyCenteredRMSProp", "SparseApplyAdadelta",
+                  "_DeduplicateIndexedSlices", "ApplyProximalAdagrad", "ApplyAdagradDA",
+                  "ApplyFtrl")},
 
     # tensorarray
 
