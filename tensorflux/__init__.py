@@ -175,6 +175,7 @@ from tensorflux._src.train.variables import (  # noqa: E402,F401
 # Files and strings: the rest of tf.io, tf.strings and tf.audio.
 
 # Training utilities: the rest of tf.train, partitioned variables, templates, queues.
+from tensorflux._src.train.partitioned_variables import *  # noqa: F401,F403,E402
 
 # Feature columns: tf.feature_column.
 
