@@ -19,3 +19,4 @@ from tensorflux import _io_gfile as gfile  # noqa: E402,F401
 # Files and strings: the rest of tf.io.
 
 # Training utilities: match_filenames_once, PriorityQueue.
+from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E402

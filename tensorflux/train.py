@@ -39,3 +39,4 @@ from tensorflux._src.train.sync_replicas_optimizer import SyncReplicasOptimizer 
 # IndexedSlices: sparse updates and the optimizers that make them.
 
 # Training utilities: the rest of tf.train.
+from tensorflux._src.train.moving_averages import ExponentialMovingAverage  # noqa: F401,E402
