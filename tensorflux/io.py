@@ -20,3 +20,4 @@ from tensorflux import _io_gfile as gfile  # noqa: E402,F401
 
 # Training utilities: match_filenames_once, PriorityQueue.
 from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E402
+from tensorflux._src.io.matching_files import match_filenames_once  # noqa: F401,E402

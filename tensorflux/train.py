@@ -40,3 +40,7 @@ from tensorflux._src.train.sync_replicas_optimizer import SyncReplicasOptimizer 
 
 # Training utilities: the rest of tf.train.
 from tensorflux._src.train.moving_averages import ExponentialMovingAverage  # noqa: F401,E402
+from tensorflux._src.queues.input import (  # noqa: F401,E402
+    maybe_batch, maybe_batch_join, maybe_shuffle_batch, maybe_shuffle_batch_join,
+)
+from tensorflux._src.io.matching_files import match_filenames_once  # noqa: F401,E402

@@ -26,9 +26,13 @@ class Coordinator:
         self._registered = set()
 
     def request_stop(self, ex=None):
-        """Asks every thread to stop; remembers `ex` (not a clean-stop type) for `join`."""
+        """Asks every thread to stop; remembers `ex` (not a clean-stop type) for `join`.
+
+        As TF1, only the request that stops the threads records its exception: errors
+        raised while they stop (a cancelled enqueue) are not reported."""
         with self._lock:
-            if ex is not None and self._exc_info is None and not self._joined:
+            if ex is not None and self._exc_info is None and not self._joined \
+                    and not self._stop_event.is_set():
                 exc_info = ex if isinstance(ex, tuple) else (type(ex), ex, ex.__traceback__)
                 if not issubclass(exc_info[0], self._clean_stop_types):
                     self._exc_info = exc_info
