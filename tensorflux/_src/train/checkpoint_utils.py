@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from tensorflux._src.train import variable_scope as _vs
 from tensorflux._src.train.variables import Variable
 
 __all__ = ["NewCheckpointReader", "load_checkpoint", "load_variable", "list_variables",
-           "init_from_checkpoint"]
+           "init_from_checkpoint", "checkpoints_iterator"]
 
 _log = logging.getLogger("tensorflux")
 
@@ -154,3 +155,43 @@ def _set_checkpoint_initializer(variable, reader, tensor_name, variable_map):
                                    validate_shape=variable.shape.is_fully_defined()).op
     variable._initializer_op = init_op
     variable._initial_value = initial_value
+
+
+# -- waiting for checkpoints (an evaluation job following a training job) -------------------
+def wait_for_new_checkpoint(checkpoint_dir, last_checkpoint=None, seconds_to_sleep=1,
+                            timeout=None):
+    """The latest checkpoint of `checkpoint_dir` once it differs from `last_checkpoint`,
+    or None after `timeout` seconds."""
+    _log.info("Waiting for new checkpoint at %s", checkpoint_dir)
+    stop_time = time.time() + timeout if timeout is not None else None
+    while True:
+        path = checkpoint_management.latest_checkpoint(checkpoint_dir)
+        if path is None or path == last_checkpoint:
+            if stop_time is not None and time.time() + seconds_to_sleep > stop_time:
+                return None
+            time.sleep(seconds_to_sleep)
+        else:
+            _log.info("Found new checkpoint at %s", path)
+            return path
+
+
+def checkpoints_iterator(checkpoint_dir, min_interval_secs=0, timeout=None, timeout_fn=None):
+    """Yields each new checkpoint of `checkpoint_dir` as it appears, at most one per
+    `min_interval_secs`. After `timeout` seconds without a new one it ends, unless
+    `timeout_fn()` returns False (then it keeps waiting)."""
+    checkpoint_path = None
+    while True:
+        new_path = wait_for_new_checkpoint(checkpoint_dir, checkpoint_path, timeout=timeout)
+        if new_path is None:
+            if not timeout_fn:
+                _log.info("Timed-out waiting for a checkpoint.")
+                return
+            if timeout_fn():
+                return
+            continue
+        start = time.time()
+        checkpoint_path = new_path
+        yield checkpoint_path
+        time_to_next = start + min_interval_secs - time.time()
+        if time_to_next > 0:
+            time.sleep(time_to_next)

@@ -11,6 +11,7 @@ from tensorflux._src.autodiff.gradients import gradients
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
+from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.control import control_ops
 from tensorflux._src.ops.math import math_ops
@@ -218,3 +219,17 @@ def get_or_create_global_step(graph=None):
     graph = graph or _graph.get_default_graph()
     step = get_global_step(graph)
     return step if step is not None else create_global_step(graph)
+
+
+def assert_global_step(global_step_tensor):
+    """Raises TypeError unless `global_step_tensor` is an integer scalar Variable or
+    Tensor (a shape that is not fully defined passes, as in TF1)."""
+    if not isinstance(global_step_tensor, (Variable, Tensor)):
+        raise TypeError(f"Existing \"global_step\" must be a Variable or Tensor: "
+                        f"{global_step_tensor}.")
+    if not global_step_tensor.dtype.base_dtype.is_integer:
+        raise TypeError(f"Existing \"global_step\" does not have integer type: "
+                        f"{global_step_tensor.dtype}")
+    shape = global_step_tensor.get_shape()
+    if shape.ndims != 0 and shape.is_fully_defined():
+        raise TypeError(f"Existing \"global_step\" is not scalar: {shape}")
