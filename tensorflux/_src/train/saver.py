@@ -139,6 +139,22 @@ class Saver:
     def as_saver_def(self):
         return self.saver_def
 
+    def to_proto(self, export_scope=None):
+        """The SaverDef (TF1: None when its tensor names are not under export_scope;
+        tensorflux savers name no tensors, so any export_scope gives None)."""
+        if export_scope is None:
+            return self.saver_def
+        names = (self.saver_def.filename_tensor_name, self.saver_def.save_tensor_name,
+                 self.saver_def.restore_op_name)
+        if not all(name.startswith(export_scope) for name in names):
+            return None
+        return SaverDef(**{k: v for k, v in self.saver_def._as_dict().items()})
+
+    @staticmethod
+    def from_proto(saver_def, import_scope=None):
+        """A Saver with `saver_def`'s settings, over the graph's saveable variables."""
+        return Saver(saver_def=saver_def, name=import_scope)
+
     # -- bookkeeping of recent checkpoints ---------------------------------------------
     @property
     def last_checkpoints(self):
