@@ -181,6 +181,7 @@ from tensorflux._src.queues.accumulators import (  # noqa: F401,E402
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator,
 )
 from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E402
+from tensorflux._src.runtime.py_function import py_function  # noqa: F401,E402
 
 # Feature columns: tf.feature_column.
 
