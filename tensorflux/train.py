@@ -52,3 +52,4 @@ from tensorflux._src.train.optimizer import assert_global_step  # noqa: F401,E40
 from tensorflux._src.summary.summary_iterator import summary_iterator  # noqa: F401,E402
 from tensorflux import _train_queue_runner as queue_runner  # noqa: F401,E402
 from tensorflux._src.train.warm_starting import VocabInfo, warm_start  # noqa: F401,E402
+from tensorflux import _train_experimental as experimental  # noqa: F401,E402

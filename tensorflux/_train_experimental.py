@@ -1,0 +1,7 @@
+"""`tf.train.experimental`: TF 1.15's loss scaling for mixed precision and the
+object-checkpoint helper `PythonState`."""
+
+from tensorflux._src.train.loss_scale import (  # noqa: F401
+    DynamicLossScale, FixedLossScale, LossScale, MixedPrecisionLossScaleOptimizer,
+    disable_mixed_precision_graph_rewrite, enable_mixed_precision_graph_rewrite,
+)
