@@ -53,3 +53,6 @@ from tensorflux._src.summary.summary_iterator import summary_iterator  # noqa: F
 from tensorflux import _train_queue_runner as queue_runner  # noqa: F401,E402
 from tensorflux._src.train.warm_starting import VocabInfo, warm_start  # noqa: F401,E402
 from tensorflux import _train_experimental as experimental  # noqa: F401,E402
+from tensorflux._src.train.tracking import (  # noqa: F401,E402
+    Checkpoint, CheckpointManager, CheckpointOptions,
+)
