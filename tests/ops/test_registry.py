@@ -140,6 +140,14 @@ EXEMPT = {
     # io
 
     # train
+    **{op: "tests/train/test_queues_extras.py (priority order, accumulator means and "
+           "staleness, blocking takes, TF's kernel errors)"
+       for op in ("PriorityQueueV2", "ResourceConditionalAccumulator",
+                  "SparseConditionalAccumulator", "ResourceAccumulatorApplyGradient",
+                  "ResourceAccumulatorTakeGradient", "ResourceAccumulatorNumAccumulated",
+                  "ResourceAccumulatorSetGlobalStep", "SparseAccumulatorApplyGradient",
+                  "SparseAccumulatorTakeGradient", "MatchingFiles")},
+    "EagerPyFunc": "tests/train/test_train_misc_extras.py (eager values, outputs, gradient)",
 
     # feature_column
 

@@ -207,6 +207,14 @@ class Supervisor:
         if not self._is_chief:
             raise RuntimeError("Only chief supervisor can start standard services. Because "
                                "only chief supervisors can write events.")
+        if not self._logdir:
+            _log.warning("Standard services need a 'logdir' passed to the SessionManager")
+            return []
+        if self._global_step is not None and self._summary_writer:
+            # TensorBoard purges expired events after a START that carries a step.
+            self._summary_writer.add_session_log(
+                protos.SessionLog(status=protos.SessionLog.START),
+                _global_step_value(sess, self._global_step))
         threads = []
         if self._save_summaries_secs and self._summary_writer:
             if self._summary_op is not None:
