@@ -104,7 +104,7 @@ def test_basic_train_loop_and_looper_thread():
     time.sleep(0.15)
     coord.request_stop()
     coord.join([looper])
-    assert 3 <= len(ticks) <= 10  # the first call is at once, then one per interval
+    assert 2 <= len(ticks) <= 12  # the first call is at once, then one per interval
     with pytest.raises(ValueError, match="require that you also pass 'target'"):
         tf.train.LooperThread(coord, 1, args=(1,))
     with pytest.raises(ValueError, match="must be a Coordinator"):
