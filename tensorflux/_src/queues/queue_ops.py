@@ -1,6 +1,7 @@
 """Queue ops (host records, TF's names): FIFOQueueV2, RandomShuffleQueueV2,
-PaddingFIFOQueueV2, PriorityQueueV2 create a queue; QueueEnqueueV2, QueueEnqueueManyV2, QueueDequeueV2,
-QueueDequeueManyV2, QueueDequeueUpToV2, QueueCloseV2, QueueSizeV2, QueueIsClosedV2 use it.
+PaddingFIFOQueueV2, PriorityQueueV2 create a queue; QueueEnqueueV2, QueueEnqueueManyV2,
+QueueDequeueV2, QueueDequeueManyV2, QueueDequeueUpToV2, QueueCloseV2, QueueSizeV2,
+QueueIsClosedV2 use it.
 
 A queue is a resource of the Session that runs it (two Sessions have independent
 queues). The creating op returns a resource handle: the queue's key in the Session's

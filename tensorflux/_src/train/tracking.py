@@ -32,7 +32,6 @@ import time
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.default_session import get_default_session
 from tensorflux._src.train import checkpoint_format, checkpoint_management

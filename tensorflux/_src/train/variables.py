@@ -26,7 +26,8 @@ from tensorflux._src.ops.control import control_ops
 from tensorflux._src.ops.control.bodies import outside_bodies
 
 __all__ = [
-    "Variable", "VariableV1", "PartitionedVariable", "VariableAggregation", "VariableSynchronization",
+    "Variable", "VariableV1", "PartitionedVariable", "VariableAggregation",
+    "VariableSynchronization",
     "variable_creator_scope", "global_variables", "all_variables", "trainable_variables",
     "local_variables", "model_variables", "moving_average_variables",
     "global_variables_initializer", "initialize_all_variables",
