@@ -216,6 +216,13 @@ from tensorflux._src.ops.strings.sparse_feature import SparseFeature  # noqa: F4
 from tensorflux import audio  # noqa: F401,E402
 
 # Training utilities: the rest of tf.train, partitioned variables, templates, queues.
+from tensorflux._src.train.partitioned_variables import *  # noqa: F401,F403,E402
+from tensorflux._src.train.template import make_template  # noqa: F401,E402
+from tensorflux._src.queues.accumulators import (  # noqa: F401,E402
+    ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator,
+)
+from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E402
+from tensorflux._src.runtime.py_function import py_function  # noqa: F401,E402
 
 # Feature columns: tf.feature_column.
 

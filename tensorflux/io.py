@@ -39,3 +39,5 @@ from tensorflux._src.ops.strings.sequence_parsing_ops import (  # noqa: E402,F40
 from tensorflux._src.ops.strings.sparse_feature import SparseFeature  # noqa: E402,F401
 
 # Training utilities: match_filenames_once, PriorityQueue.
+from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E402
+from tensorflux._src.io.matching_files import match_filenames_once  # noqa: F401,E402

@@ -201,6 +201,14 @@ EXEMPT = {
                   "DecodeWebP")},
 
     # train
+    **{op: "tests/train/test_queues_extras.py (priority order, accumulator means and "
+           "staleness, blocking takes, TF's kernel errors)"
+       for op in ("PriorityQueueV2", "ResourceConditionalAccumulator",
+                  "SparseConditionalAccumulator", "ResourceAccumulatorApplyGradient",
+                  "ResourceAccumulatorTakeGradient", "ResourceAccumulatorNumAccumulated",
+                  "ResourceAccumulatorSetGlobalStep", "SparseAccumulatorApplyGradient",
+                  "SparseAccumulatorTakeGradient")},
+    "EagerPyFunc": "tests/train/test_train_misc_extras.py (eager values, outputs, gradient)",
 
     # feature_column
 

@@ -15,6 +15,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.indexed_slices import (IndexedSlices,
                                                       convert_to_tensor_or_indexed_slices)
+from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops, host_ops
 from tensorflux._src.ops.control import control_ops
@@ -265,3 +266,17 @@ def get_or_create_global_step(graph=None):
     graph = graph or _graph.get_default_graph()
     step = get_global_step(graph)
     return step if step is not None else create_global_step(graph)
+
+
+def assert_global_step(global_step_tensor):
+    """Raises TypeError unless `global_step_tensor` is an integer scalar Variable or
+    Tensor (a shape that is not fully defined passes, as in TF1)."""
+    if not isinstance(global_step_tensor, (Variable, Tensor)):
+        raise TypeError(f"Existing \"global_step\" must be a Variable or Tensor: "
+                        f"{global_step_tensor}.")
+    if not global_step_tensor.dtype.base_dtype.is_integer:
+        raise TypeError(f"Existing \"global_step\" does not have integer type: "
+                        f"{global_step_tensor.dtype}")
+    shape = global_step_tensor.get_shape()
+    if shape.ndims != 0 and shape.is_fully_defined():
+        raise TypeError(f"Existing \"global_step\" is not scalar: {shape}")

@@ -126,7 +126,9 @@ def _gather_lower(params, indices, axis, batch_dims):
 
 register(OpDef("GatherV2", inputs=("params: Tparams", "indices: Tindices", "axis: Taxis"),
                outputs=("output: Tparams",),
-               attrs={"Tparams": _dtypes.ALL, "Tindices": _I, "Taxis": _I, "batch_dims": 0},
+               # resource: TF's QueueBase.from_list gathers queue handles.
+               attrs={"Tparams": _dtypes.ALL + (_dtypes.resource,), "Tindices": _I,
+                      "Taxis": _I, "batch_dims": 0},
                shape=_gather_shape, lower=_gather_lower, strings_by_rank=True))
 
 
