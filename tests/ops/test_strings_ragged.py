@@ -215,3 +215,36 @@ def test_ragged_string_errors():
                                         "'UnsortedSegmentJoin'"):
         # TF 1.15 has no ragged form of unsorted_segment_join.
         tf.strings.unsorted_segment_join(tf.ragged.constant([["a"]]), [0], 1)
+
+
+def test_elementwise_string_ops_dispatch_on_ragged_tensors():
+    nested = [["a", " B c "], [], ["dé"]]
+    rt = tf.ragged.constant(nested)
+    got = {
+        "length": tf.strings.length(rt), "lower": tf.strings.lower(rt),
+        "upper": tf.strings.upper(rt), "strip": tf.strings.strip(rt),
+        "substr": tf.strings.substr(rt, 0, 2),
+        "full_match": tf.strings.regex_full_match(rt, "[a-z]"),
+        "replace": tf.strings.regex_replace(rt, " ", "_"),
+        "base64": tf.io.decode_base64(tf.io.encode_base64(rt)),
+        "join": tf.strings.join([rt, "!", rt], separator="-"),
+        "to_number": tf.strings.to_number(tf.ragged.constant([["1.5", "-2"], []])),
+        "as_string": tf.strings.as_string(tf.ragged.constant([[1, 22], []])),
+        "script": tf.strings.unicode_script(tf.ragged.constant([[ord("A"), 0x3A9], []])),
+    }
+    for value in got.values():
+        assert isinstance(value, tf.RaggedTensor)
+    with tf.Session() as sess:
+        got = {k: v.to_list() for k, v in sess.run(got).items()}
+    b = _map(str.encode, nested)
+    assert got["length"] == _map(len, b)
+    assert got["lower"] == _map(bytes.lower, b) and got["upper"] == _map(bytes.upper, b)
+    assert got["strip"] == _map(bytes.strip, b)
+    assert got["substr"] == _map(lambda s: s[:2], b)
+    assert got["full_match"] == _map(lambda s: s in (b"a", b"b", b"c"), b)
+    assert got["replace"] == _map(lambda s: s.replace(b" ", b"_"), b)
+    assert got["base64"] == b
+    assert got["join"] == _map(lambda s: b"-".join([s, b"!", s]), b)
+    assert got["to_number"] == [[1.5, -2.0], []]
+    assert got["as_string"] == [[b"1", b"22"], []]
+    assert got["script"] == [[25, 14], []]  # ICU's USCRIPT_LATIN, USCRIPT_GREEK

@@ -31,7 +31,7 @@ from tensorflux._src.ops.shape_fns import unchanged
 from tensorflux._src.ops.array.array_ops import expand_dims
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor
 from tensorflux._src.ops.strings.string_util import (
-    as_bytes as _as_bytes, check_choice, map_strings as _map_strings,
+    as_bytes as _as_bytes, check_choice, map_strings as _map_strings, ragged_elementwise,
     ragged_from_value_rowids, strings_like as _strings_like, to_tensor_or_ragged,
 )
 
@@ -73,6 +73,7 @@ register(OpDef("StringJoin", inputs=("inputs: N * string",), outputs=("output: s
                not_differentiable=True))
 
 
+@ragged_elementwise
 def string_join(inputs, separator="", name=None):
     """Joins the strings of the tensors in `inputs` elementwise with `separator`; scalars
     are repeated to the shape of the other inputs, which must all be the same."""
@@ -282,6 +283,7 @@ register(OpDef("AsString", inputs=("input: T",), outputs=("output: string",),
                shape=unchanged, host=_as_string_kernel, not_differentiable=True))
 
 
+@ragged_elementwise
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1,  # noqa: A002
               fill="", name=None):
     """Each element formatted as a string: floats as printf's %f (6 decimals) unless
@@ -340,6 +342,7 @@ register(OpDef("StringToNumber", inputs=("string_tensor: string",), outputs=("ou
                host=_string_to_number_kernel, not_differentiable=True))
 
 
+@ragged_elementwise
 def string_to_number(string_tensor=None, out_type=_dtypes.float32, name=None,
                      input=None):  # noqa: A002 - TF1's alias of string_tensor
     """Parses each string as a number of `out_type` (float32, float64, int32, int64)."""
@@ -364,6 +367,7 @@ register(OpDef("StringLength", inputs=("input: string",), outputs=("output: int3
                not_differentiable=True))
 
 
+@ragged_elementwise
 def string_length(input, name=None, unit="BYTE"):  # noqa: A002
     """The length of each string, in bytes or (unit="UTF8_CHAR") UTF-8 characters."""
     check_choice("StringLength", "unit", unit, _UNITS)
@@ -390,11 +394,13 @@ register(OpDef("StringLower", inputs=("input: string",), outputs=("output: strin
                not_differentiable=True))
 
 
+@ragged_elementwise
 def string_upper(input, encoding="", name=None):  # noqa: A002
     """Upper-cases each string: ASCII letters, or all of Unicode with encoding="utf-8"."""
     return apply_op("StringUpper", name=name, input=input, encoding=encoding)
 
 
+@ragged_elementwise
 def string_lower(input, encoding="", name=None):  # noqa: A002
     """Lower-cases each string: ASCII letters, or all of Unicode with encoding="utf-8"."""
     return apply_op("StringLower", name=name, input=input, encoding=encoding)

@@ -8,10 +8,13 @@ element, from a Python value, is UTF-8 encoded by `as_bytes`).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.sparse.ragged_ops import map_flat_values
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor, RaggedTensorValue
 
 
@@ -94,3 +97,29 @@ def with_ragged_rank(value, ndims):
         return value.with_flat_values(RaggedTensor.from_tensor(
             value.flat_values, ragged_rank=ndims - value.ragged_rank - 1))
     return value
+
+
+def _holds_ragged(value):
+    if isinstance(value, (list, tuple)):
+        return any(_holds_ragged(v) for v in value)
+    return is_ragged(value)
+
+
+def _as_ragged_tensors(value):
+    if isinstance(value, (list, tuple)):
+        return type(value)(_as_ragged_tensors(v) for v in value)
+    return to_tensor_or_ragged(value) if isinstance(value, RaggedTensorValue) else value
+
+
+def ragged_elementwise(fn):
+    """TF's ragged dispatch for an elementwise string op: RaggedTensor arguments (which
+    must share their row partitions) give way to their flat values, and the result
+    keeps their partitions (tf.ragged.map_flat_values)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not (_holds_ragged(args) or _holds_ragged(list(kwargs.values()))):
+            return fn(*args, **kwargs)
+        args = _as_ragged_tensors(args)
+        kwargs = {k: _as_ragged_tensors(v) for k, v in kwargs.items()}
+        return map_flat_values(fn, *args, **kwargs)
+    return wrapper

@@ -31,8 +31,8 @@ from tensorflux._src.ops.shape_fns import broadcast, static_value, unchanged
 from tensorflux._src.ops.sparse.ragged_ops import range as ragged_range
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor, segment_ids_from_splits
 from tensorflux._src.ops.strings.string_util import (
-    as_bytes, check_choice, is_ragged, is_trail_byte, map_strings, strings_like,
-    to_tensor_or_ragged,
+    as_bytes, check_choice, is_ragged, is_trail_byte, map_strings, ragged_elementwise,
+    strings_like, to_tensor_or_ragged,
 )
 
 __all__ = ["reduce_join", "string_format", "string_strip", "substr",
@@ -55,6 +55,7 @@ register(OpDef("StringStrip", inputs=("input: string",), outputs=("output: strin
                shape=unchanged, host=_strip_kernel, **_NO_GRAD))
 
 
+@ragged_elementwise
 def string_strip(input, name=None):  # noqa: A002 - TF's argument name
     """Strips leading and trailing ASCII whitespace from each string."""
     return apply_op("StringStrip", name=name, input=input)
@@ -164,6 +165,7 @@ register(OpDef("Substr", inputs=("input: string", "pos: T", "len: T"),
                shape=_substr_shape, host=_substr_kernel, **_NO_GRAD))
 
 
+@ragged_elementwise
 def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002 - TF's argument names
     """Substrings of `len` units (bytes or UTF-8 characters) from `pos` (negative: from
     the end); pos and len broadcast against `input` up to two dimensions. A `pos` past

@@ -20,7 +20,6 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
@@ -33,8 +32,8 @@ from tensorflux._src.ops.strings import unicode_codecs, unicode_scripts
 from tensorflux._src.ops.strings.string_ops import string_split
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor
 from tensorflux._src.ops.strings.string_util import (
-    as_bytes, as_text, check_choice, map_strings, ragged_from_value_rowids, ragged_rows,
-    strings_like, to_tensor_or_ragged, with_ragged_rank,
+    as_bytes, as_text, check_choice, map_strings, ragged_elementwise,
+    ragged_from_value_rowids, ragged_rows, strings_like, to_tensor_or_ragged, with_ragged_rank,
 )
 
 __all__ = ["bytes_split", "unicode_decode", "unicode_decode_with_offsets", "unicode_encode",
@@ -341,6 +340,7 @@ def unicode_transcode(input, input_encoding, output_encoding, errors="replace", 
                     replace_control_characters=bool(replace_control_characters))
 
 
+@ragged_elementwise
 def unicode_script(input, name=None):  # noqa: A002
     """ICU's UScriptCode of each code point (int32): 0 Common, 25 Latin, 17 Han, ...;
     -1 for values that are not code points."""
