@@ -145,6 +145,17 @@ def test_iterators_optionals_and_consumers():
     with pytest.raises(TypeError, match="padded_batch is only supported for datasets that "
                                         "produce values with type TensorSpec"):
         batched.padded_batch(2)
+    # A ragged placeholder fed to the initializer run reaches the pipeline.
+    fed = tf.ragged.placeholder(tf.int32, 1)
+    iterator = tf.data.Dataset.from_tensor_slices(fed).map(lambda r: r * 2) \
+        .make_initializable_iterator()
+    element = iterator.get_next()
+    with tf.Session() as sess:
+        for rows in (ROWS, [[7]]):
+            sess.run(iterator.initializer,
+                     {fed: tf.ragged.constant_value(rows, dtype=np.int32)})
+            assert [sess.run(element).tolist() for _ in rows] == [[2 * v for v in r]
+                                                                 for r in rows]
 
 
 def test_parsed_ragged_features_and_batch_errors():
