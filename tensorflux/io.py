@@ -20,6 +20,7 @@ from tensorflux._src.ops.sparse.sparse_io import (  # noqa: F401,E402
 )
 
 # Files and strings: the rest of tf.io.
+from tensorflux._src.ops.strings.ragged_feature import RaggedFeature  # noqa: E402,F401
 from tensorflux._src.io.matching_files import matching_files  # noqa: E402,F401
 from tensorflux._src.ops.image.image_codec import (  # noqa: E402,F401
     decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png,
