@@ -225,6 +225,20 @@ def _single_shape(op):
                for s in op.get_attr("feature_list_dense_shapes")])
 
 
+# What both ops output (the batch op adds the dense lists' lengths) and their type attrs.
+_OUTPUTS = ("context_sparse_indices: Ncontext_sparse * int64",
+            "context_sparse_values: list(context_sparse_types)",
+            "context_sparse_shapes: Ncontext_sparse * int64",
+            "context_dense_values: list(Tcontext_dense)",
+            "feature_list_sparse_indices: Nfeature_list_sparse * int64",
+            "feature_list_sparse_values: list(feature_list_sparse_types)",
+            "feature_list_sparse_shapes: Nfeature_list_sparse * int64",
+            "feature_list_dense_values: list(feature_list_dense_types)")
+_TYPE_ATTRS = {"context_sparse_types": (), "feature_list_dense_types": (),
+               "context_dense_shapes": (), "feature_list_sparse_types": (),
+               "feature_list_dense_shapes": ()}
+
+
 register(OpDef(
     "ParseSingleSequenceExample",
     inputs=("serialized: string", "feature_list_dense_missing_assumed_empty: string",
@@ -233,17 +247,8 @@ register(OpDef(
             "feature_list_sparse_keys: Nfeature_list_sparse * string",
             "feature_list_dense_keys: Nfeature_list_dense * string",
             "context_dense_defaults: list(Tcontext_dense)", "debug_name: string"),
-    outputs=("context_sparse_indices: Ncontext_sparse * int64",
-             "context_sparse_values: list(context_sparse_types)",
-             "context_sparse_shapes: Ncontext_sparse * int64",
-             "context_dense_values: list(Tcontext_dense)",
-             "feature_list_sparse_indices: Nfeature_list_sparse * int64",
-             "feature_list_sparse_values: list(feature_list_sparse_types)",
-             "feature_list_sparse_shapes: Nfeature_list_sparse * int64",
-             "feature_list_dense_values: list(feature_list_dense_types)"),
-    attrs={"context_sparse_types": (), "feature_list_dense_types": (),
-           "context_dense_shapes": (), "feature_list_sparse_types": (),
-           "feature_list_dense_shapes": ()},
+    outputs=_OUTPUTS,
+    attrs=dict(_TYPE_ATTRS),
     shape=_single_shape, host=_single_kernel, not_differentiable=True))
 
 
@@ -328,22 +333,12 @@ register(OpDef(
     "ParseSequenceExample",
     inputs=("serialized: string", "debug_name: string",
             "context_dense_defaults: list(Tcontext_dense)"),
-    outputs=("context_sparse_indices: Ncontext_sparse * int64",
-             "context_sparse_values: list(context_sparse_types)",
-             "context_sparse_shapes: Ncontext_sparse * int64",
-             "context_dense_values: list(Tcontext_dense)",
-             "feature_list_sparse_indices: Nfeature_list_sparse * int64",
-             "feature_list_sparse_values: list(feature_list_sparse_types)",
-             "feature_list_sparse_shapes: Nfeature_list_sparse * int64",
-             "feature_list_dense_values: list(feature_list_dense_types)",
-             "feature_list_dense_lengths: Nfeature_list_dense * int64"),
+    outputs=_OUTPUTS + ("feature_list_dense_lengths: Nfeature_list_dense * int64",),
     attrs={"feature_list_dense_missing_assumed_empty": REQUIRED,
            "context_sparse_keys": REQUIRED, "context_dense_keys": REQUIRED,
            "feature_list_sparse_keys": REQUIRED, "feature_list_dense_keys": REQUIRED,
            "Ncontext_sparse": 0, "Ncontext_dense": 0, "Nfeature_list_sparse": 0,
-           "Nfeature_list_dense": 0, "context_sparse_types": (),
-           "feature_list_dense_types": (), "context_dense_shapes": (),
-           "feature_list_sparse_types": (), "feature_list_dense_shapes": ()},
+           "Nfeature_list_dense": 0, **_TYPE_ATTRS},
     shape=_batch_shape, host=_batch_kernel, not_differentiable=True))
 
 
