@@ -416,15 +416,19 @@ def _split(outs, counts):
     return parts
 
 
+def _context_and_lists(context_features, sequence_features):
+    if not (context_features or sequence_features):
+        raise ValueError("Missing features.")
+    return (_Params(context_features, (VarLenFeature, FixedLenFeature), "context"),
+            _Params(sequence_features, (VarLenFeature, FixedLenSequenceFeature),
+                    "feature_list"))
+
+
 def parse_single_sequence_example(serialized, context_features=None, sequence_features=None,
                                   example_name=None, name=None):
     """Parses one serialized SequenceExample (a string scalar) into (context dict,
     feature list dict) of Tensors and SparseTensors (see the module docstring)."""
-    if not (context_features or sequence_features):
-        raise ValueError("Missing features.")
-    context = _Params(context_features, (VarLenFeature, FixedLenFeature), "context")
-    lists = _Params(sequence_features, (VarLenFeature, FixedLenSequenceFeature),
-                    "feature_list")
+    context, lists = _context_and_lists(context_features, sequence_features)
     if context.count + lists.count == 0:
         raise ValueError("Must provide at least one sparse key or dense key")
     with _graph.name_scope(name, "ParseSingleSequenceExample", [serialized]):
@@ -459,11 +463,7 @@ def parse_sequence_example(serialized, context_features=None, sequence_features=
                            example_names=None, name=None):
     """Parses a batch of serialized SequenceExamples (a string vector) into (context
     dict, feature list dict, dict of feature list lengths) (see the module docstring)."""
-    if not (context_features or sequence_features):
-        raise ValueError("Missing features.")
-    context = _Params(context_features, (VarLenFeature, FixedLenFeature), "context")
-    lists = _Params(sequence_features, (VarLenFeature, FixedLenSequenceFeature),
-                    "feature_list")
+    context, lists = _context_and_lists(context_features, sequence_features)
     if context.count + lists.count == 0:
         raise ValueError("Must provide at least one feature key")
     with _graph.name_scope(name, "ParseSequenceExample", [serialized, example_names]):
