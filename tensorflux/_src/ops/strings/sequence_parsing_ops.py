@@ -39,7 +39,7 @@ from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.strings.parsing_ops import (
-    FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, _feature_dtype,
+    FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, _feature_dtype, _values_array,
 )
 from tensorflux._src.ops.strings.string_util import as_bytes
 
@@ -76,20 +76,12 @@ class _Where:
                             f"output shape: {_shape_text(dims)}")
 
 
-def _values(kind, values):
-    if kind == "string":
-        out = np.empty(len(values), object)
-        out[:] = values
-        return out
-    return values
-
-
 def _typed(feature, dtype, where, what, key, index=None):
     """The values of a Feature, which must be of `dtype`."""
     kind, values = example_proto.read_feature(feature)
     if kind != dtype._tf_name:
         raise where.mismatch(what, key, dtype, feature, index)
-    return kind, _values(kind, values)
+    return kind, _values_array(kind, values)
 
 
 def _read(serialized, where):
