@@ -33,23 +33,10 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import reset_peak_rss, rss_mb, write_json_atomically  # noqa: E402
+
 ROWS, DIM, BATCH, BAG, CLASSES = 1_000_000, 64, 512, 8, 10
-
-
-def _rss_mb(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _reset_peak():
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")  # resets VmHWM to the current RSS
-    except OSError:
-        pass
 
 
 def _feeds(steps):
@@ -73,7 +60,7 @@ def _xla_temp_mb(sess, feed):
 def measure(variant, steps):
     """Runs in a subprocess: prints one JSON line with times and memory."""
     import tensorflux as tf
-    base = _rss_mb("VmRSS")
+    base = rss_mb("VmRSS")
     ids = tf.placeholder(tf.int64, [BATCH, BAG])
     labels = tf.placeholder(tf.int64, [BATCH])
     table = tf.Variable(tf.random_uniform([ROWS, DIM], -0.05, 0.05, seed=1), name="table")
@@ -95,14 +82,14 @@ def measure(variant, steps):
             _, value = sess.run([train, loss], {ids: x, labels: y})
             first_loss = value if first_loss is None else first_loss
         xla_temp = _xla_temp_mb(sess, {ids: feeds[0][0], labels: feeds[0][1]})
-        _reset_peak()
-        steady = _rss_mb("VmRSS")
+        reset_peak_rss()
+        steady = rss_mb("VmRSS")
         times = []
         for x, y in feeds[6:]:
             start = time.perf_counter()
             sess.run(train, {ids: x, labels: y})
             times.append(time.perf_counter() - start)
-        peak = _rss_mb("VmHWM")
+        peak = rss_mb("VmHWM")
     print(json.dumps({"variant": variant, "median_ms": statistics.median(times) * 1e3,
                       "step_mb": peak - base, "transient_mb": peak - steady,
                       "xla_temp_mb": xla_temp, "first_loss": float(first_loss)}))
@@ -151,12 +138,8 @@ def main():
     print(f"dense/sparse: time {summary['time_ratio_dense_over_sparse']:.1f}x, step memory "
           f"{summary['step_memory_ratio_dense_over_sparse']:.2f}x, transient memory "
           f"{summary['transient_memory_ratio_dense_over_sparse']:.1f}x")
-    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, "sparse_embedding.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(summary, f, indent=2)
-    os.replace(path + ".tmp", path)
+    write_json_atomically(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                                       "sparse_embedding.json"), summary)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Timing shared by the benchmarks that race tensorflux against the same step in JAX."""
+"""Timing shared by the benchmarks that race tensorflux against the same step in JAX, and
+the resident-memory counters and result writing the others share."""
 
 from __future__ import annotations
 
@@ -78,3 +79,21 @@ def write_json_atomically(path, payload):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def rss_mb(field):
+    """`field` of /proc/self/status in MB: "VmRSS" now, "VmHWM" the peak."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def reset_peak_rss():
+    """Resets the kernel's peak-RSS counter (VmHWM) to the current RSS, where allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass

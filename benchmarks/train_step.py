@@ -31,24 +31,11 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import reset_peak_rss, rss_mb  # noqa: E402  (the benchmarks' shared helpers)
+
 MLP_BATCH, MLP_SIZES = 256, (784, 1024, 1024, 10)
 CNN_BATCH, CNN_CHANNELS = 128, (32, 64, 128)
-
-
-def _rss_mb(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _reset_peak():
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")  # resets VmHWM to the current RSS
-    except OSError:
-        pass
 
 
 # -- data and initial weights, shared by every implementation --------------------------------
@@ -203,19 +190,19 @@ def measure(model, impl, steps):
         import tensorflow  # noqa: F401  (import before the baseline, like the others)
     else:
         import jax  # noqa: F401
-    base = _rss_mb("VmRSS")
+    base = rss_mb("VmRSS")
     run = build(model, impl)
     first_loss = float(run())
     for _ in range(11):  # compile, and let tensorflux's compiler-option autotuner settle
         run()
-    _reset_peak()
-    steady = _rss_mb("VmRSS")
+    reset_peak_rss()
+    steady = rss_mb("VmRSS")
     times = []
     for _ in range(steps):
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
-    peak = _rss_mb("VmHWM")
+    peak = rss_mb("VmHWM")
     print(json.dumps({"impl": impl, "median_ms": statistics.median(times) * 1e3,
                       "step_mb": peak - base, "transient_mb": peak - steady,
                       "first_loss": first_loss}))

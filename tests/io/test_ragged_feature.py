@@ -6,22 +6,9 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
+from tests.ops.test_parsing_ops import _example
 
-train = tf.train
 RF = tf.io.RaggedFeature
-
-
-def _feature(values):
-    if values and all(isinstance(v, (bytes, str)) for v in values):
-        return train.Feature(bytes_list=train.BytesList(value=values))
-    if any(isinstance(v, float) for v in values):
-        return train.Feature(float_list=train.FloatList(value=values))
-    return train.Feature(int64_list=train.Int64List(value=values))
-
-
-def _example(**features):
-    return train.Example(features=train.Features(
-        feature={k: _feature(v) for k, v in features.items()})).SerializeToString()
 
 
 # Row building in Python: each partition kind as TF documents it.

@@ -2,27 +2,13 @@
 family, match_filenames_once and string variables: values against hand-worked
 expectations, blocking behaviour, TF's errors."""
 
-import threading
 import time
 
 import numpy as np
 import pytest
 
 import tensorflux as tf
-
-
-def _in_thread(fn):
-    out = {}
-
-    def target():
-        try:
-            out["value"] = fn()
-        except Exception as e:  # noqa: BLE001 - reported to the test
-            out["error"] = e
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    return t, out
+from tests.train.test_queues import _run_in_thread
 
 
 def test_priority_queue_order_shapes_and_errors():
@@ -46,7 +32,7 @@ def test_priority_queue_order_shapes_and_errors():
         np.testing.assert_array_equal(v, [[2, 3], [6, 7], [4, 5]])
         assert sess.run(q.size()) == 1
         # dequeue_many waits for the whole batch (TF's kernel keeps batches sorted).
-        t, out = _in_thread(lambda: sess.run(q.dequeue_many(2)))
+        t, out = _run_in_thread(lambda: sess.run(q.dequeue_many(2)))
         time.sleep(0.2)
         assert t.is_alive()
         sess.run(q.enqueue([0, b"z", [9.0, 9.0]]))
@@ -95,7 +81,7 @@ def test_conditional_accumulator_mean_staleness_and_blocking():
     with tf.Session() as sess:
         sess.run(apply, {grad: [1.0, 2.0], local_step: 0})
         assert sess.run(count) == 1
-        t, out = _in_thread(lambda: sess.run(take))
+        t, out = _run_in_thread(lambda: sess.run(take))
         time.sleep(0.2)
         assert t.is_alive()  # blocks until num_required gradients arrived
         sess.run(apply, {grad: [3.0, 5.0], local_step: 0})
@@ -123,7 +109,7 @@ def test_conditional_accumulator_mean_staleness_and_blocking():
         acc.apply_grad([1.0, 2.0, 3.0])
     # Closing the Session cancels a blocked take.
     sess = tf.Session()
-    t, out = _in_thread(lambda: sess.run(take))
+    t, out = _run_in_thread(lambda: sess.run(take))
     time.sleep(0.2)
     sess.close()
     t.join(5)

@@ -19,10 +19,6 @@ __all__ = ["SparseTensorSpec", "DatasetSpec", "OptionalSpec", "TensorStructure",
            "SparseTensorStructure", "RaggedTensorStructure"]
 
 
-def _shape_key(shape):
-    return None if shape.ndims is None else tuple(shape.as_list())
-
-
 class DatasetSpec(TypeSpec):
     """`tf.data.DatasetSpec(element_spec, dataset_shape=())`: the type of a dataset."""
 
@@ -67,14 +63,10 @@ class DatasetSpec(TypeSpec):
                                                           other.element_spec),
                            self._dataset_shape.most_specific_compatible_shape(other.shape))
 
-    def __eq__(self, other):
-        return (type(other) is DatasetSpec and self._element_spec == other.element_spec
-                and _shape_key(self._dataset_shape) == _shape_key(other.shape))
+    def _key(self):
+        return self._element_spec, self._dataset_shape.as_tuple_or_none()
 
-    def __ne__(self, other):
-        return not self == other
-
-    def __hash__(self):
+    def __hash__(self):  # element specs may be dicts
         return hash((DatasetSpec, repr(self._element_spec)))
 
     def __repr__(self):
@@ -117,13 +109,10 @@ class OptionalSpec(TypeSpec):
         return OptionalSpec(_structure.most_specific_specs(self._element_spec,
                                                            other.element_spec))
 
-    def __eq__(self, other):
-        return type(other) is OptionalSpec and self._element_spec == other.element_spec
+    def _key(self):
+        return (self._element_spec,)
 
-    def __ne__(self, other):
-        return not self == other
-
-    def __hash__(self):
+    def __hash__(self):  # element specs may be dicts
         return hash((OptionalSpec, repr(self._element_spec)))
 
     def __repr__(self):

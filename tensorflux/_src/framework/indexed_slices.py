@@ -206,19 +206,8 @@ class IndexedSlicesSpec(TypeSpec):
             self._indices_shape.most_specific_compatible_shape(other._indices_shape))
 
     def _key(self):
-        def dims(shape):
-            return None if shape.ndims is None else tuple(shape.as_list())
-        return (dims(self._shape), self._values_dtype, self._indices_dtype,
-                self._dense_shape_dtype, dims(self._indices_shape))
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self._key() == other._key()
-
-    def __ne__(self, other):
-        return not self == other
-
-    def __hash__(self):
-        return hash(self._key())
+        return (self._shape.as_tuple_or_none(), self._values_dtype, self._indices_dtype,
+                self._dense_shape_dtype, self._indices_shape.as_tuple_or_none())
 
     def __repr__(self):
         return (f"IndexedSlicesSpec({self._shape}, {self._values_dtype!r}, "

@@ -201,17 +201,7 @@ class SparseTensorSpec(TypeSpec):
                                 self._dtype)
 
     def _key(self):
-        dims = None if self._shape.ndims is None else tuple(self._shape.as_list())
-        return self._dtype, dims
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self._key() == other._key()
-
-    def __ne__(self, other):
-        return not self == other
-
-    def __hash__(self):
-        return hash(self._key())
+        return self._dtype, self._shape.as_tuple_or_none()
 
     def __repr__(self):
         dims = self._shape.as_list() if self._shape.ndims is not None else None

@@ -27,6 +27,20 @@ class TypeSpec:
     def most_specific_compatible_type(self, other) -> "TypeSpec":
         raise NotImplementedError
 
+    def _key(self):
+        """What equality and hashing compare, as TF's TypeSpec compares its serialization:
+        a hashable tuple of the spec's fields, shapes as `as_tuple_or_none()`."""
+        raise NotImplementedError
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self._key())
+
     # TF 2.x's TraceType names for the same relations.
     def is_subtype_of(self, other) -> bool:
         return type(self) is type(other) and other.is_compatible_with(self) and \
@@ -97,17 +111,7 @@ class TensorSpec(TypeSpec):
                           self._dtype, self._name if self._name == other.name else None)
 
     def _key(self):
-        dims = None if self._shape.ndims is None else tuple(self._shape.as_list())
-        return self._dtype, dims, self._name
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self._key() == other._key()
-
-    def __ne__(self, other):
-        return not self == other
-
-    def __hash__(self):
-        return hash(self._key())
+        return self._dtype, self._shape.as_tuple_or_none(), self._name
 
     def __repr__(self):
         return f"TensorSpec(shape={self._shape}, dtype={self._dtype!r}, name={self._name!r})"

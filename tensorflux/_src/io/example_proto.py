@@ -91,18 +91,7 @@ def read_feature_map(serialized) -> dict:
             continue  # Example has no other fields; unknown ones are skipped, as protobuf does
         if wire_type != LEN:
             raise DecodeError("Example.features is not length-delimited")
-        for entry_number, entry_type, entry, _, _ in iter_fields(value):
-            if entry_number != 1:
-                continue
-            if entry_type != LEN:
-                raise DecodeError("Features.feature entry is not length-delimited")
-            key, feature = b"", b""
-            for item_number, item_type, item, _, _ in iter_fields(entry):
-                if item_type == LEN and item_number == 1:
-                    key = item
-                elif item_type == LEN and item_number == 2:
-                    feature = item
-            features[key.decode("utf-8", "replace")] = feature
+        features.update(_read_map(value, "Features.feature"))
     return features
 
 

@@ -119,6 +119,19 @@ def _thresholds(num_thresholds):
     return [0.0 - _KEPSILON] + inner + [1.0 + _KEPSILON]
 
 
+def _value_and_update(compute, values, update_ops, metrics_collections,
+                      updates_collections):
+    """`compute(tp, tn, fp, fn, op_name)` over the accumulated confusion counts (the
+    value) and over their update ops (the update op)."""
+    value = _aggregate(metrics_collections,
+                       lambda _, v: compute(v["tp"], v["tn"], v["fp"], v["fn"], "value"),
+                       values)
+    update_op = compute(update_ops["tp"], update_ops["tn"], update_ops["fp"],
+                        update_ops["fn"], "update_op")
+    _add_update(updates_collections, update_op)
+    return value, update_op
+
+
 def sensitivity_at_specificity(labels, predictions, specificity, weights=None,
                                num_thresholds=200, metrics_collections=None,
                                updates_collections=None, name=None):
@@ -136,13 +149,8 @@ def sensitivity_at_specificity(labels, predictions, specificity, weights=None,
                 math_ops.abs(specificities - specificity), 0), _dtypes.int32)
             return math_ops.div(tp[index], tp[index] + fn[index] + _KEPSILON, op_name)
 
-        value = _aggregate(metrics_collections,
-                           lambda _, v: compute(v["tp"], v["tn"], v["fp"], v["fn"], "value"),
-                           values)
-        update_op = compute(update_ops["tp"], update_ops["tn"], update_ops["fp"],
-                            update_ops["fn"], "update_op")
-        _add_update(updates_collections, update_op)
-        return value, update_op
+        return _value_and_update(compute, values, update_ops, metrics_collections,
+                                 updates_collections)
 
 
 def specificity_at_sensitivity(labels, predictions, sensitivity, weights=None,
@@ -165,10 +173,5 @@ def specificity_at_sensitivity(labels, predictions, sensitivity, weights=None,
             index = math_ops.cast(reduce_ops.argmax(reduce_ops.cumsum(at_min), 0), _dtypes.int32)
             return math_ops.div(tn[index], tn[index] + fp[index] + _KEPSILON, op_name)
 
-        value = _aggregate(metrics_collections,
-                           lambda _, v: compute(v["tp"], v["tn"], v["fp"], v["fn"], "value"),
-                           values)
-        update_op = compute(update_ops["tp"], update_ops["tn"], update_ops["fp"],
-                            update_ops["fn"], "update_op")
-        _add_update(updates_collections, update_op)
-        return value, update_op
+        return _value_and_update(compute, values, update_ops, metrics_collections,
+                                 updates_collections)

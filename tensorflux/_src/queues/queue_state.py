@@ -178,7 +178,7 @@ class Queue:
                     None, None, f"{self.kind} '{self.name}' is closed."))
             else:
                 while attempt.taken and len(self._items) < self.capacity:
-                    self._items.append(attempt.taken.popleft())
+                    self._put(attempt.taken.popleft())
                     progress = True
                 if attempt.taken:
                     return progress
@@ -190,6 +190,9 @@ class Queue:
     def _available(self):
         """How many elements a dequeue may take now."""
         return len(self._items)
+
+    def _put(self, element):
+        self._items.append(element)
 
     def _take(self):
         return self._items.popleft()
@@ -318,23 +321,9 @@ class PriorityQueue(Queue):
                 None, None, f"Expected the priority element to be a scalar, but received "
                 f"shape: {_shape_str(shape)}")
 
-    def _try_enqueues(self):
-        progress = False
-        while self._enqueues:
-            attempt = self._enqueues[0]
-            if attempt.count is None or self.closed:
-                return super()._try_enqueues() or progress
-            while attempt.taken and len(self._items) < self.capacity:
-                element = attempt.taken.popleft()
-                heapq.heappush(self._items, (int(element[0]), self._arrivals, element))
-                self._arrivals += 1
-                progress = True
-            if attempt.taken:
-                return progress
-            self._finish(attempt)
-            self._enqueues.popleft()
-            progress = True
-        return progress
+    def _put(self, element):
+        heapq.heappush(self._items, (int(element[0]), self._arrivals, element))
+        self._arrivals += 1
 
     def _try_dequeues(self):
         progress = False

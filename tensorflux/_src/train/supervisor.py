@@ -103,12 +103,19 @@ class Supervisor:
             _log.info("Found %d %s operations. Returning the first one.", len(found), key)
         return found[0] if found else None
 
+    def _first_or_made(self, key, make):
+        """The first item of collection `key`, else `make()`, added there unless None."""
+        found = self._get_first_op_from_collection(key)
+        if found is None:
+            found = make()
+            if found is not None:
+                _graph.add_to_collection(key, found)
+        return found
+
     def _init_ready_op(self, ready_op, ready_for_local_init_op):
         if ready_op is Supervisor.USE_DEFAULT:
-            ready_op = self._get_first_op_from_collection(GraphKeys.READY_OP)
-            if ready_op is None:
-                ready_op = variables.report_uninitialized_variables()
-                _graph.add_to_collection(GraphKeys.READY_OP, ready_op)
+            ready_op = self._first_or_made(GraphKeys.READY_OP,
+                                           variables.report_uninitialized_variables)
         self._ready_op = ready_op
         if ready_for_local_init_op is Supervisor.USE_DEFAULT:
             ready_for_local_init_op = self._get_first_op_from_collection(
@@ -117,49 +124,36 @@ class Supervisor:
 
     def _init_init_op(self, init_op, init_feed_dict):
         if init_op is Supervisor.USE_DEFAULT:
-            init_op = self._get_first_op_from_collection(GraphKeys.INIT_OP)
-            if init_op is None:
-                init_op = variables.global_variables_initializer()
-                _graph.add_to_collection(GraphKeys.INIT_OP, init_op)
+            init_op = self._first_or_made(GraphKeys.INIT_OP,
+                                          variables.global_variables_initializer)
         self._init_op = init_op
         self._init_feed_dict = init_feed_dict
 
     def _init_local_init_op(self, local_init_op):
         if local_init_op is Supervisor.USE_DEFAULT:
-            local_init_op = self._get_first_op_from_collection(GraphKeys.LOCAL_INIT_OP)
-            if local_init_op is None:
-                from tensorflux._src.ops.control.control_ops import group
-                from tensorflux._src.ops.state.table_init import tables_initializer
-                local_init_op = group(variables.local_variables_initializer(),
-                                      tables_initializer())
-                _graph.add_to_collection(GraphKeys.LOCAL_INIT_OP, local_init_op)
+            from tensorflux._src.ops.control.control_ops import group
+            from tensorflux._src.ops.state.table_init import tables_initializer
+            local_init_op = self._first_or_made(
+                GraphKeys.LOCAL_INIT_OP,
+                lambda: group(variables.local_variables_initializer(), tables_initializer()))
         self._local_init_op = local_init_op
 
     def _init_saver(self, saver):
         if saver is Supervisor.USE_DEFAULT:
-            saver = self._get_first_op_from_collection(GraphKeys.SAVERS)
-            if saver is None and variables.global_variables():
-                saver = Saver()
-                _graph.add_to_collection(GraphKeys.SAVERS, saver)
+            saver = self._first_or_made(
+                GraphKeys.SAVERS, lambda: Saver() if variables.global_variables() else None)
         self._saver = saver
 
     def _init_summary_op(self, summary_op):
         if summary_op is Supervisor.USE_DEFAULT:
-            summary_op = self._get_first_op_from_collection(GraphKeys.SUMMARY_OP)
-            if summary_op is None:
-                from tensorflux._src.summary.summary_ops import merge_all
-                summary_op = merge_all()
-                if summary_op is not None:
-                    _graph.add_to_collection(GraphKeys.SUMMARY_OP, summary_op)
+            from tensorflux._src.summary.summary_ops import merge_all
+            summary_op = self._first_or_made(GraphKeys.SUMMARY_OP, merge_all)
         self._summary_op = summary_op
 
     def _init_global_step(self, global_step):
         if global_step is Supervisor.USE_DEFAULT:
-            global_step = self._get_first_op_from_collection(GraphKeys.GLOBAL_STEP)
-            if global_step is None:
-                global_step = self._default_global_step_tensor()
-                if global_step is not None:
-                    _graph.add_to_collection(GraphKeys.GLOBAL_STEP, global_step)
+            global_step = self._first_or_made(GraphKeys.GLOBAL_STEP,
+                                              self._default_global_step_tensor)
         self._global_step = global_step
 
     @staticmethod

@@ -64,7 +64,14 @@ class _TableSaveable(SaveableObject):
 class _MutableTable(LookupInterface):
     """What both mutable tables share: ops named after the table, a saveable."""
 
-    def _register_saveable(self, checkpoint, name):
+    def __init__(self, key_dtype, value_dtype, name, checkpoint):
+        # Subclasses store their own arguments first: `_create_resource` reads them.
+        self._checkpoint = checkpoint
+        self._name = name
+        self._shared_name = None
+        super().__init__(key_dtype, value_dtype)
+        with lookup_ops.init_scope():
+            self._resource_handle = self._create_resource()
         if checkpoint:
             _graph.add_to_collection(GraphKeys.SAVEABLE_OBJECTS, _TableSaveable(self, name))
 
@@ -127,13 +134,7 @@ class MutableHashTable(_MutableTable):
                  checkpoint=True):
         self._default_value = convert_to_tensor(default_value, dtype=value_dtype)
         self._value_shape = self._default_value.shape
-        self._checkpoint = checkpoint
-        self._name = name
-        self._shared_name = None
-        super().__init__(key_dtype, value_dtype)
-        with lookup_ops.init_scope():
-            self._resource_handle = self._create_resource()
-        self._register_saveable(checkpoint, name)
+        super().__init__(key_dtype, value_dtype, name, checkpoint)
 
     def _create_resource(self):
         # A checkpointed table is shared under its op's name (TF: so that the workers of
@@ -176,15 +177,9 @@ class DenseHashTable(_MutableTable):
                                                 name="default_value")
         self._value_shape = self._default_value.shape
         self._initial_num_buckets = initial_num_buckets
-        self._checkpoint = checkpoint
-        self._name = name
         self._empty_key = empty_key
         self._deleted_key = deleted_key
-        self._shared_name = None
-        super().__init__(key_dtype, value_dtype)
-        with lookup_ops.init_scope():
-            self._resource_handle = self._create_resource()
-        self._register_saveable(checkpoint, name)
+        super().__init__(key_dtype, value_dtype, name, checkpoint)
 
     def _create_resource(self):
         empty_key = convert_to_tensor(self._empty_key, dtype=self._key_dtype, name="empty_key")

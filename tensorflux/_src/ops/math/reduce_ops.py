@@ -45,7 +45,9 @@ def static_axes(op_type, axes, what="reduction_indices"):
 
 
 # -- shape inference (TF's ReductionShape) --------------------------------------------------
-def _reduction_shape(op):
+def reduction_shape(op):
+    """TF's ReductionShape, for every op with (input, reduction_indices) and keep_dims
+    (also the strings' ReduceJoin)."""
     input_shape, indices = op.inputs[0].shape, op.inputs[1]
     if indices.shape.ndims is not None and indices.shape.ndims > 1:
         raise ValueError(f"Shape must be at most rank 1 but is rank {indices.shape.ndims}")
@@ -137,7 +139,7 @@ def _register_reduction(op_type, dtypes):
         inputs=("input: T" if typed else "input: bool", "reduction_indices: Tidx"),
         outputs=("output: T" if typed else "output: bool",),
         attrs={**({"T": dtypes} if typed else {}), "Tidx": _d.INDEX, "keep_dims": False},
-        shape=_reduction_shape, lower=lower,
+        shape=reduction_shape, lower=lower,
         not_differentiable=not typed,  # Any, All
     ))
 

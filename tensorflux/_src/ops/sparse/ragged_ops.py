@@ -39,7 +39,7 @@ from tensorflux._src.ops.sparse import sparse_cross as C
 from tensorflux._src.ops.sparse.ragged_tensor import (RaggedTensor, RaggedTensorValue,
                                                       segment_ids_from_splits)
 from tensorflux._src.ops.sparse.sparse_ops import _fill_grad_lower, _fill_rows
-from tensorflux._src.ops.sparse.sparse_kernels import shape_str
+from tensorflux._src.ops.sparse.sparse_kernels import check_ranks
 
 __all__ = ["boolean_mask", "constant", "constant_value", "cross", "cross_hashed",
            "map_flat_values", "placeholder", "ragged_fill_empty_rows",
@@ -554,12 +554,8 @@ def cross_hashed(inputs, num_buckets=0, hash_key=None, name=None):
 
 # -- RaggedFillEmptyRows and its gradient -----------------------------------------------------
 def _ragged_fill_kernel(value_rowids, values, nrows, default_value):
-    for what, v, rank, kind in (("value_rowids", value_rowids, 1, "vector"),
-                                ("values", values, 1, "vector"),
-                                ("nrows", nrows, 0, "scalar"),
-                                ("default_value", default_value, 0, "scalar")):
-        if np.ndim(v) != rank:
-            raise kernel_error(f"{what} must be a {kind}, saw: {shape_str(np.shape(v))}")
+    check_ranks(("value_rowids", value_rowids, 1), ("values", values, 1), ("nrows", nrows, 0),
+                ("default_value", default_value, 0))
     n, rows = value_rowids.shape[0], int(nrows)
     if values.shape[0] != n:
         raise kernel_error(f"The length of `values` ({values.shape[0]}) must match the first "

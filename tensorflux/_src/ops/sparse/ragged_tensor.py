@@ -750,17 +750,8 @@ class RaggedTensorSpec(TypeSpec):
                                 self._dtype, self._ragged_rank, self._row_splits_dtype)
 
     def _key(self):
-        dims = None if self._shape.ndims is None else tuple(self._shape.as_list())
-        return self._dtype, dims, self._ragged_rank, self._row_splits_dtype
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self._key() == other._key()
-
-    def __ne__(self, other):
-        return not self == other
-
-    def __hash__(self):
-        return hash(self._key())
+        return (self._dtype, self._shape.as_tuple_or_none(), self._ragged_rank,
+                self._row_splits_dtype)
 
     def __repr__(self):
         dims = self._shape.as_list() if self._shape.ndims is not None else None

@@ -185,22 +185,21 @@ def serialize_many_sparse(sp_input, name=None, out_type=_dtypes.string):
                     out_type=out_type)
 
 
-def deserialize_sparse(serialized_sparse, dtype, rank=None, name=None):
-    """The SparseTensor of serialized [..., 3] rows, their leading dimensions first."""
-    indices, values, shape = apply_op("DeserializeSparse", name=name,
+def _deserialized(op_type, serialized_sparse, dtype, rank, name):
+    indices, values, shape = apply_op(op_type, name=name,
                                       serialized_sparse=serialized_sparse,
                                       dtype=_dtypes.as_dtype(dtype))
     indices.set_shape([None, rank])
     shape.set_shape([rank])
     return SparseTensor(indices, values, shape)
+
+
+def deserialize_sparse(serialized_sparse, dtype, rank=None, name=None):
+    """The SparseTensor of serialized [..., 3] rows, their leading dimensions first."""
+    return _deserialized("DeserializeSparse", serialized_sparse, dtype, rank, name)
 
 
 def deserialize_many_sparse(serialized_sparse, dtype, rank=None, name=None):
     """The minibatch SparseTensor of [N, 3] serialized rows: row i becomes entry i of a
     new first dimension; the other dimensions are the largest among the rows'."""
-    indices, values, shape = apply_op("DeserializeManySparse", name=name,
-                                      serialized_sparse=serialized_sparse,
-                                      dtype=_dtypes.as_dtype(dtype))
-    indices.set_shape([None, rank])
-    shape.set_shape([rank])
-    return SparseTensor(indices, values, shape)
+    return _deserialized("DeserializeManySparse", serialized_sparse, dtype, rank, name)

@@ -19,6 +19,18 @@ def shape_str(shape) -> str:
     return dims_str(shape)
 
 
+_RANK_WORDS = {0: "scalar", 1: "vector", 2: "matrix"}
+
+
+def check_ranks(*named):
+    """TF's "<name> must be a vector, saw: [2,3]" for the first (name, array, rank) whose
+    array has another rank."""
+    for name, value, rank in named:
+        if np.ndim(value) != rank:
+            raise kernel_error(f"{name} must be a {_RANK_WORDS[rank]}, saw: "
+                               f"{shape_str(np.shape(value))}")
+
+
 def indices_error(indices, shape):
     """TF's SparseTensor::IndicesValid in the standard (row-major) order: the message
     for the first index that is out of bounds, out of order or repeated, else None.

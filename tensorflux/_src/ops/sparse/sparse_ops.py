@@ -551,12 +551,8 @@ def sparse_tensor_to_dense(sp_input, default_value=0, validate_indices=True, nam
 
 # -- SparseFillEmptyRows and its gradient -----------------------------------------------------
 def _fill_kernel(indices, values, dense_shape, default_value):
-    for name, v, rank, kind in (("dense_shape", dense_shape, 1, "vector"),
-                                ("indices", indices, 2, "matrix"),
-                                ("values", values, 1, "vector"),
-                                ("default_value", default_value, 0, "scalar")):
-        if np.ndim(v) != rank:
-            raise kernel_error(f"{name} must be a {kind}, saw: {K.shape_str(np.shape(v))}")
+    K.check_ranks(("dense_shape", dense_shape, 1), ("indices", indices, 2),
+                  ("values", values, 1), ("default_value", default_value, 0))
     n = indices.shape[0]
     if values.shape[0] != n:
         raise kernel_error(f"The length of `values` ({values.shape[0]}) must match the first "
@@ -607,12 +603,7 @@ def _fill_shape(op):
 
 
 def _fill_grad_lower(reverse_index_map, grad_values):
-    if reverse_index_map.ndim != 1:
-        raise kernel_error(f"reverse_index_map must be a vector, saw: "
-                           f"{K.shape_str(reverse_index_map.shape)}")
-    if grad_values.ndim != 1:
-        raise kernel_error(f"grad_values must be a vector, saw: "
-                           f"{K.shape_str(grad_values.shape)}")
+    K.check_ranks(("reverse_index_map", reverse_index_map, 1), ("grad_values", grad_values, 1))
     d_values = jnp.take(grad_values, reverse_index_map, mode="clip") \
         if grad_values.shape[0] else jnp.zeros(reverse_index_map.shape, grad_values.dtype)
     return d_values, jnp.sum(grad_values) - jnp.sum(d_values)

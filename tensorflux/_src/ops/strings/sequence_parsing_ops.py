@@ -39,7 +39,7 @@ from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.strings.parsing_ops import (
-    FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, _feature_dtype,
+    FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, _feature_dtype, _values_array,
 )
 from tensorflux._src.ops.strings.string_util import as_bytes
 
@@ -76,20 +76,12 @@ class _Where:
                             f"output shape: {_shape_text(dims)}")
 
 
-def _values(kind, values):
-    if kind == "string":
-        out = np.empty(len(values), object)
-        out[:] = values
-        return out
-    return values
-
-
 def _typed(feature, dtype, where, what, key, index=None):
     """The values of a Feature, which must be of `dtype`."""
     kind, values = example_proto.read_feature(feature)
     if kind != dtype._tf_name:
         raise where.mismatch(what, key, dtype, feature, index)
-    return kind, _values(kind, values)
+    return kind, _values_array(kind, values)
 
 
 def _read(serialized, where):
@@ -225,6 +217,20 @@ def _single_shape(op):
                for s in op.get_attr("feature_list_dense_shapes")])
 
 
+# What both ops output (the batch op adds the dense lists' lengths) and their type attrs.
+_OUTPUTS = ("context_sparse_indices: Ncontext_sparse * int64",
+            "context_sparse_values: list(context_sparse_types)",
+            "context_sparse_shapes: Ncontext_sparse * int64",
+            "context_dense_values: list(Tcontext_dense)",
+            "feature_list_sparse_indices: Nfeature_list_sparse * int64",
+            "feature_list_sparse_values: list(feature_list_sparse_types)",
+            "feature_list_sparse_shapes: Nfeature_list_sparse * int64",
+            "feature_list_dense_values: list(feature_list_dense_types)")
+_TYPE_ATTRS = {"context_sparse_types": (), "feature_list_dense_types": (),
+               "context_dense_shapes": (), "feature_list_sparse_types": (),
+               "feature_list_dense_shapes": ()}
+
+
 register(OpDef(
     "ParseSingleSequenceExample",
     inputs=("serialized: string", "feature_list_dense_missing_assumed_empty: string",
@@ -233,17 +239,8 @@ register(OpDef(
             "feature_list_sparse_keys: Nfeature_list_sparse * string",
             "feature_list_dense_keys: Nfeature_list_dense * string",
             "context_dense_defaults: list(Tcontext_dense)", "debug_name: string"),
-    outputs=("context_sparse_indices: Ncontext_sparse * int64",
-             "context_sparse_values: list(context_sparse_types)",
-             "context_sparse_shapes: Ncontext_sparse * int64",
-             "context_dense_values: list(Tcontext_dense)",
-             "feature_list_sparse_indices: Nfeature_list_sparse * int64",
-             "feature_list_sparse_values: list(feature_list_sparse_types)",
-             "feature_list_sparse_shapes: Nfeature_list_sparse * int64",
-             "feature_list_dense_values: list(feature_list_dense_types)"),
-    attrs={"context_sparse_types": (), "feature_list_dense_types": (),
-           "context_dense_shapes": (), "feature_list_sparse_types": (),
-           "feature_list_dense_shapes": ()},
+    outputs=_OUTPUTS,
+    attrs=dict(_TYPE_ATTRS),
     shape=_single_shape, host=_single_kernel, not_differentiable=True))
 
 
@@ -328,22 +325,12 @@ register(OpDef(
     "ParseSequenceExample",
     inputs=("serialized: string", "debug_name: string",
             "context_dense_defaults: list(Tcontext_dense)"),
-    outputs=("context_sparse_indices: Ncontext_sparse * int64",
-             "context_sparse_values: list(context_sparse_types)",
-             "context_sparse_shapes: Ncontext_sparse * int64",
-             "context_dense_values: list(Tcontext_dense)",
-             "feature_list_sparse_indices: Nfeature_list_sparse * int64",
-             "feature_list_sparse_values: list(feature_list_sparse_types)",
-             "feature_list_sparse_shapes: Nfeature_list_sparse * int64",
-             "feature_list_dense_values: list(feature_list_dense_types)",
-             "feature_list_dense_lengths: Nfeature_list_dense * int64"),
+    outputs=_OUTPUTS + ("feature_list_dense_lengths: Nfeature_list_dense * int64",),
     attrs={"feature_list_dense_missing_assumed_empty": REQUIRED,
            "context_sparse_keys": REQUIRED, "context_dense_keys": REQUIRED,
            "feature_list_sparse_keys": REQUIRED, "feature_list_dense_keys": REQUIRED,
            "Ncontext_sparse": 0, "Ncontext_dense": 0, "Nfeature_list_sparse": 0,
-           "Nfeature_list_dense": 0, "context_sparse_types": (),
-           "feature_list_dense_types": (), "context_dense_shapes": (),
-           "feature_list_sparse_types": (), "feature_list_dense_shapes": ()},
+           "Nfeature_list_dense": 0, **_TYPE_ATTRS},
     shape=_batch_shape, host=_batch_kernel, not_differentiable=True))
 
 
@@ -421,15 +408,19 @@ def _split(outs, counts):
     return parts
 
 
+def _context_and_lists(context_features, sequence_features):
+    if not (context_features or sequence_features):
+        raise ValueError("Missing features.")
+    return (_Params(context_features, (VarLenFeature, FixedLenFeature), "context"),
+            _Params(sequence_features, (VarLenFeature, FixedLenSequenceFeature),
+                    "feature_list"))
+
+
 def parse_single_sequence_example(serialized, context_features=None, sequence_features=None,
                                   example_name=None, name=None):
     """Parses one serialized SequenceExample (a string scalar) into (context dict,
     feature list dict) of Tensors and SparseTensors (see the module docstring)."""
-    if not (context_features or sequence_features):
-        raise ValueError("Missing features.")
-    context = _Params(context_features, (VarLenFeature, FixedLenFeature), "context")
-    lists = _Params(sequence_features, (VarLenFeature, FixedLenSequenceFeature),
-                    "feature_list")
+    context, lists = _context_and_lists(context_features, sequence_features)
     if context.count + lists.count == 0:
         raise ValueError("Must provide at least one sparse key or dense key")
     with _graph.name_scope(name, "ParseSingleSequenceExample", [serialized]):
@@ -464,11 +455,7 @@ def parse_sequence_example(serialized, context_features=None, sequence_features=
                            example_names=None, name=None):
     """Parses a batch of serialized SequenceExamples (a string vector) into (context
     dict, feature list dict, dict of feature list lengths) (see the module docstring)."""
-    if not (context_features or sequence_features):
-        raise ValueError("Missing features.")
-    context = _Params(context_features, (VarLenFeature, FixedLenFeature), "context")
-    lists = _Params(sequence_features, (VarLenFeature, FixedLenSequenceFeature),
-                    "feature_list")
+    context, lists = _context_and_lists(context_features, sequence_features)
     if context.count + lists.count == 0:
         raise ValueError("Must provide at least one feature key")
     with _graph.name_scope(name, "ParseSequenceExample", [serialized, example_names]):

@@ -175,27 +175,6 @@ def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002 - TF's argume
 
 
 # -- ReduceJoin -------------------------------------------------------------------------------
-def _reduce_join_shape(op):
-    """TF's ReductionShape."""
-    input_shape, indices = op.inputs[0].shape, op.inputs[1]
-    if indices.shape.ndims is not None and indices.shape.ndims > 1:
-        raise ValueError(f"Shape must be at most rank 1 but is rank {indices.shape.ndims}")
-    keep_dims = op.get_attr("keep_dims")
-    axes = static_value(indices)
-    if axes is None or input_shape.ndims is None:
-        if keep_dims and input_shape.ndims is not None:
-            return unknown_shape(input_shape.ndims)
-        return unknown_shape()
-    rank, reduced = input_shape.ndims, set()
-    for axis in np.reshape(axes, -1).tolist():
-        if not -rank <= axis < rank:
-            raise ValueError(f"Invalid reduction dimension {axis} for input with {rank} "
-                             f"dimensions.")
-        reduced.add(axis % rank)
-    return TensorShape([1 if i in reduced else d for i, d in enumerate(input_shape.dims)
-                        if keep_dims or i not in reduced])
-
-
 def _reduce_join_kernel(inputs, reduction_indices, keep_dims, separator):
     strings = np.asarray(inputs, object)
     rank = strings.ndim
@@ -222,7 +201,7 @@ def _reduce_join_kernel(inputs, reduction_indices, keep_dims, separator):
 
 register(OpDef("ReduceJoin", inputs=("inputs: string", "reduction_indices: int32"),
                outputs=("output: string",), attrs={"keep_dims": False, "separator": ""},
-               shape=_reduce_join_shape, host=_reduce_join_kernel, **_NO_GRAD))
+               shape=reduce_ops.reduction_shape, host=_reduce_join_kernel, **_NO_GRAD))
 
 
 def reduce_join(inputs, axis=None, keep_dims=None, separator="", name=None,
