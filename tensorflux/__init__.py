@@ -213,6 +213,7 @@ from tensorflux import audio  # noqa: F401,E402
 # Training utilities: the rest of tf.train, partitioned variables, templates, queues.
 
 # Feature columns: tf.feature_column.
+from tensorflux import feature_column  # noqa: E402,F401
 
 from tensorflux._src.framework.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,
