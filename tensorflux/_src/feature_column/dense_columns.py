@@ -32,7 +32,7 @@ from tensorflux._src.ops.array import gather_ops as G
 from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.math import reduce_ops as R
 from tensorflux._src.ops.math.bucketize import bucketize
-from tensorflux._src.ops.sparse.embedding_ops import safe_embedding_lookup_sparse
+from tensorflux._src.feature_column.lookup import safe_embedding_lookup
 from tensorflux._src.ops.sparse.sparse_compose import sparse_merge
 from tensorflux._src.ops.sparse.sparse_ops import sparse_slice, sparse_tensor_to_dense
 from tensorflux._src.ops.state import init_ops
@@ -215,8 +215,8 @@ def _restore_from_checkpoint(column, embedding_weights):
 
 
 def _lookup(column, pair, embedding_weights):
-    return safe_embedding_lookup_sparse(
-        embedding_weights=embedding_weights, sparse_ids=pair.id_tensor,
+    return safe_embedding_lookup(
+        embedding_weights, pair.id_tensor,
         sparse_weights=pair.weight_tensor, combiner=column.combiner,
         name=f"{column.name}_weights", max_norm=column.max_norm)
 

@@ -25,7 +25,7 @@ from tensorflux._src.ops.array import array_ops as A
 from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.nn.nn_ops import bias_add
-from tensorflux._src.ops.sparse.embedding_ops import safe_embedding_lookup_sparse
+from tensorflux._src.feature_column.lookup import safe_embedding_lookup
 from tensorflux._src.ops.sparse.sparse_ops import sparse_reshape
 from tensorflux._src.ops.state import init_ops
 from tensorflux._src.train import variable_scope as vs
@@ -109,8 +109,8 @@ def _categorical_weighted_sum(column, builder, units, sparse_combiner, weight_co
                              initializer=init_ops.zeros_initializer(), trainable=trainable,
                              collections=weight_collections)
     # Multi-hot ids times the weights, as an embedding lookup.
-    return safe_embedding_lookup_sparse(weight, ids, sparse_weights=weights,
-                                        combiner=sparse_combiner, name="weighted_sum")
+    return safe_embedding_lookup(weight, ids, sparse_weights=weights,
+                                 combiner=sparse_combiner, name="weighted_sum")
 
 
 def _dense_weighted_sum(column, builder, units, weight_collections, trainable):

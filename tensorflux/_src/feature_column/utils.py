@@ -371,7 +371,7 @@ def sequence_length_from_sparse_tensor(sp_tensor, num_elements=1):
         row_ids = sp_tensor.indices[:, 0]
         column_ids = sp_tensor.indices[:, 1] + GEN.ones_like(sp_tensor.indices[:, 1])
         seq_length = segment_max(column_ids, segment_ids=row_ids)
-        seq_length = M.cast(M.ceil(M.truediv(seq_length, num_elements)), _dtypes.int64)
+        seq_length = M.cast(M.ceil(seq_length / num_elements), _dtypes.int64)
         # Trailing rows without values have no segment: pad them with zeros.
         n_pad = M.cast(shape(sp_tensor)[:1], _dtypes.int32) - A.shape(seq_length)[:1]
         padding = GEN.zeros(n_pad, dtype=seq_length.dtype)
