@@ -85,6 +85,22 @@ def test_embedding_combiners_weights_max_norm_and_indicators():
         [0, 0, 0, 0, 0, 0, -1, 0, 0, 0]])
 
 
+def test_unknown_words_are_skipped_and_gradients_reach_used_rows():
+    # Out-of-vocabulary words get id -1, which TF's lookup drops; a row left without ids
+    # gives zeros. The table's gradient of the outputs' sum: 1/count for each id of a
+    # "mean" row, nothing for the dropped ones.
+    words = fc.categorical_column_with_vocabulary_list("w", ["a", "b", "c", "d", "e"])
+    column = fc.embedding_column(words, 2, initializer=tf.constant_initializer(W))
+    features = {"w": sparse([["a", "zz", "c"], ["zz"], ["e"]])}
+    cols_to_vars = {}
+    out = fc.input_layer(features, [column], cols_to_vars=cols_to_vars)
+    table = cols_to_vars[column][0]
+    grad = tf.convert_to_tensor(tf.gradients(tf.reduce_sum(out), table)[0])
+    got, got_grad = run_init([out, grad])
+    np.testing.assert_allclose(got, [(W[0] + W[2]) / 2, [0, 0], W[4]], rtol=1e-6)
+    np.testing.assert_allclose(got_grad, [[0.5] * 2, [0] * 2, [0.5] * 2, [0] * 2, [1] * 2])
+
+
 def test_input_layer_variables_order_and_collections():
     price = fc.numeric_column("price", shape=2)
     age = fc.bucketized_column(fc.numeric_column("age"), [18., 40.])

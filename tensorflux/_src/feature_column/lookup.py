@@ -10,34 +10,28 @@ TF gathers each distinct id once (`unique`) and combines with SparseSegment ops;
 number of distinct ids differs from batch to batch, so every compiled op after it would
 see new shapes and XLA would compile the training step again for each batch. Here each
 id's row is gathered and the rows are summed per example with UnsortedSegmentSum into
-as many rows as the batch has: the shapes depend only on the number of ids, which a
-feature of fixed width keeps constant. The sums are the same.
+as many rows as the batch has. Ids TF prunes (negative ones, e.g. out-of-vocabulary -1;
+non-positive weights unless summing) are not removed but given weight 0 and looked up as
+id 0, so no shape depends on the data: only on the number of ids, which a feature of
+fixed width keeps constant. The sums are the same.
 """
 
 from __future__ import annotations
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_shape import unknown_shape
 from tensorflux._src.ops.array import array_ops as A
+from tensorflux._src.ops.array import gather_ops as G
 from tensorflux._src.ops.array import generator_ops as GEN
 from tensorflux._src.ops.array.slicing_ops import slice as tf_slice
 from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.math import reduce_ops as R
 from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.nn.nn_embedding_ops import embedding_lookup
-from tensorflux._src.ops.sparse.sparse_compose import sparse_retain
 from tensorflux._src.ops.sparse.sparse_ops import sparse_reshape
 
 _COMBINERS = ("mean", "sqrtn", "sum")
-
-
-def _retain(ids, weights, keep):
-    ids = sparse_retain(ids, keep)
-    if weights is not None:
-        weights = sparse_retain(weights, keep)
-    return ids, weights
 
 
 def safe_embedding_lookup(embedding_weights, sparse_ids, sparse_weights=None,
@@ -55,21 +49,21 @@ def safe_embedding_lookup(embedding_weights, sparse_ids, sparse_weights=None,
         rank = A.size(original_shape) if rank_dim is None else rank_dim
         rows = R.reduce_prod(tf_slice(original_shape, [0], A.reshape(rank - 1, [1])))
         ids = sparse_reshape(sparse_ids, A.stack([rows, original_shape[rank - 1]]))
-        weights = None
-        if sparse_weights is not None:
-            weights = SparseTensor(ids.indices, sparse_weights.values, ids.dense_shape)
-        # TF's pruning: invalid ids always, non-positive weights unless summing.
-        ids, weights = _retain(ids, weights, M.greater_equal(ids.values, 0))
-        if weights is not None and combiner != "sum":
-            ids, weights = _retain(ids, weights, M.greater(weights.values, 0))
-        embeddings = embedding_lookup(embedding_weights, ids.values, max_norm=max_norm)
+        # TF's pruning, as weight 0: invalid ids always, non-positive weights unless
+        # summing.
+        keep = M.greater_equal(ids.values, 0)
+        if sparse_weights is not None and combiner != "sum":
+            keep = M.logical_and(keep, M.greater(sparse_weights.values, 0))
+        id_values = G.where_v2(keep, ids.values, GEN.zeros_like(ids.values))
+        embeddings = embedding_lookup(embedding_weights, id_values, max_norm=max_norm)
         if embeddings.dtype in (_dtypes.float16, _dtypes.bfloat16):
             embeddings = M.cast(embeddings, _dtypes.float32)
         segments = ids.indices[:, 0]
-        if weights is None:
+        if sparse_weights is None:
             weight_values = GEN.ones_like(ids.values, dtype=embeddings.dtype)
         else:
-            weight_values = M.cast(weights.values, embeddings.dtype)
+            weight_values = M.cast(sparse_weights.values, embeddings.dtype)
+        weight_values = G.where_v2(keep, weight_values, GEN.zeros_like(weight_values))
         num_rows = M.cast(rows, _dtypes.int64)
         sums = unsorted_segment_sum(embeddings * A.expand_dims(weight_values, 1), segments,
                                     num_rows)
