@@ -140,6 +140,7 @@ from tensorflux._src.ops.nn.conv_raw import *  # noqa: F401,F403,E402
 
 # Framework utilities: tf.nest, dtypes, type specs, graph and session helpers.
 from tensorflux import nest  # noqa: E402,F401
+from tensorflux import xla  # noqa: E402,F401
 from tensorflux._src.autodiff.gradients import UnconnectedGradients  # noqa: E402,F401
 from tensorflux._src.framework.behaviour import *  # noqa: E402,F401,F403
 from tensorflux._src.framework.dtypes import (  # noqa: E402,F401
@@ -185,6 +186,10 @@ from tensorflux._src.ops.sparse import ragged_indexing as _ragged_indexing  # no
 from tensorflux import ragged, sparse  # noqa: F401,E402
 
 # IndexedSlices: sparse gradients and the optimizers' sparse updates.
+from tensorflux._src.framework.indexed_slices import (  # noqa: E402,F401
+    IndexedSlices, IndexedSlicesSpec, IndexedSlicesValue, convert_to_tensor_or_indexed_slices,
+)
+from tensorflux._src.ops.math import indexed_slices_ops as _indexed_slices_ops  # noqa: E402,F401
 
 # TensorArray, raw_rnn (seq2seq lives in tf.contrib.seq2seq).
 
@@ -211,6 +216,13 @@ from tensorflux._src.ops.strings.sparse_feature import SparseFeature  # noqa: F4
 from tensorflux import audio  # noqa: F401,E402
 
 # Training utilities: the rest of tf.train, partitioned variables, templates, queues.
+from tensorflux._src.train.partitioned_variables import *  # noqa: F401,F403,E402
+from tensorflux._src.train.template import make_template  # noqa: F401,E402
+from tensorflux._src.queues.accumulators import (  # noqa: F401,E402
+    ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator,
+)
+from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E402
+from tensorflux._src.runtime.py_function import py_function  # noqa: F401,E402
 
 # Feature columns: tf.feature_column.
 from tensorflux import feature_column  # noqa: E402,F401

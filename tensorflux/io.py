@@ -20,6 +20,7 @@ from tensorflux._src.ops.sparse.sparse_io import (  # noqa: F401,E402
 )
 
 # Files and strings: the rest of tf.io.
+from tensorflux._src.ops.strings.ragged_feature import RaggedFeature  # noqa: E402,F401
 from tensorflux._src.io.matching_files import matching_files  # noqa: E402,F401
 from tensorflux._src.ops.image.image_codec import (  # noqa: E402,F401
     decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png,
@@ -39,3 +40,5 @@ from tensorflux._src.ops.strings.sequence_parsing_ops import (  # noqa: E402,F40
 from tensorflux._src.ops.strings.sparse_feature import SparseFeature  # noqa: E402,F401
 
 # Training utilities: match_filenames_once, PriorityQueue.
+from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E402
+from tensorflux._src.io.matching_files import match_filenames_once  # noqa: F401,E402

@@ -27,3 +27,6 @@ from tensorflux._src.ops.sparse.sparse_compose import (  # noqa: F401
     sparse_reset_shape as reset_shape, sparse_retain as retain,
     sparse_to_indicator as to_indicator, sparse_transpose as transpose,
 )
+
+# The accumulator of sparse gradients lives with the other accumulators (queues).
+from tensorflux._src.queues.accumulators import SparseConditionalAccumulator  # noqa: E402,F401

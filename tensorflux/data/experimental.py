@@ -29,6 +29,9 @@ __all__ = ["AUTOTUNE", "shuffle_and_repeat", "map_and_batch", "parallel_interlea
            "unbatch"]
 
 # Input pipelines: the rest of tf.data.experimental.
+from tensorflux._src.data.experimental_ops import dense_to_ragged_batch  # noqa: E402,F401
+from tensorflux._src.data.type_specs import RaggedTensorStructure  # noqa: E402,F401
+__all__ += ["RaggedTensorStructure", "dense_to_ragged_batch"]
 from tensorflux._src.data.consumers import (  # noqa: E402,F401
     TFRecordWriter, cardinality, get_single_element,
 )

@@ -153,7 +153,7 @@ def test_matching_files_globs_when_run(tmp_path):
                                    for n in ("a.txt", "b.txt", "c.csv"))
     assert none.tolist() == []
     assert len(before) == 1 and len(after) == 2
-    with pytest.raises(InvalidArgumentError, match=r"Input pattern tensor must be scalar or "
+    with pytest.raises(InvalidArgumentError, match=r"Input patterns tensor must be scalar or "
                                                    r"vector, but had shape: \[1,1\]"):
         run(files, {pattern: [["x"]]})
 

@@ -146,6 +146,14 @@ EXEMPT = {
        for op in ("RaggedRange", "RaggedFillEmptyRows")},
 
     # indexed
+    **{op: "tests/train/test_sparse_updates.py (each optimizer's dense and sparse updates "
+           "against NumPy implementations of TF's formulas, repeated and unique indices)"
+       for op in ("SparseApplyProximalGradientDescent", "SparseApplyMomentum",
+                  "SparseApplyAdagrad", "SparseApplyProximalAdagrad", "SparseApplyAdagradDA",
+                  "SparseApplyFtrl", "SparseApplyFtrlV2", "SparseApplyRMSProp",
+                  "SparseApplyCenteredRMSProp", "SparseApplyAdadelta",
+                  "_DeduplicateIndexedSlices", "ApplyProximalAdagrad", "ApplyAdagradDA",
+                  "ApplyFtrl")},
 
     # tensorarray
 
@@ -193,6 +201,14 @@ EXEMPT = {
                   "DecodeWebP")},
 
     # train
+    **{op: "tests/train/test_queues_extras.py (priority order, accumulator means and "
+           "staleness, blocking takes, TF's kernel errors)"
+       for op in ("PriorityQueueV2", "ResourceConditionalAccumulator",
+                  "SparseConditionalAccumulator", "ResourceAccumulatorApplyGradient",
+                  "ResourceAccumulatorTakeGradient", "ResourceAccumulatorNumAccumulated",
+                  "ResourceAccumulatorSetGlobalStep", "SparseAccumulatorApplyGradient",
+                  "SparseAccumulatorTakeGradient")},
+    "EagerPyFunc": "tests/train/test_train_misc_extras.py (eager values, outputs, gradient)",
 
     # feature_column
 

@@ -192,6 +192,8 @@ def test_embedding_lookup_sparse_gradient_to_params():
     loss = tf.reduce_sum(w_out * tf.nn.embedding_lookup_sparse(params, ids, weights,
                                                                combiner="sqrtn"))
     grad = tf.gradients(loss, params)[0]
+    assert isinstance(grad, tf.IndexedSlices)  # a gather's gradient, as in TF1
+    grad = tf.convert_to_tensor(grad)
     got = run(grad, {params: PARAMS})
     want = numeric_gradient(
         lambda p: float(np.nansum(w_out * lookup_expect(p, "sqrtn", WEIGHTS))),

@@ -237,6 +237,8 @@ def check_gradient(build, arrays, expect, wrt=(0,)):
         phs = [tf.placeholder(tf.as_dtype(a.dtype), a.shape) for a in arrays]
         out = build(*phs)
         grads = tf.gradients(tf.reduce_sum(out * weights), [phs[i] for i in wrt])
+        # A gather's gradient (tf.sparse.retain) is an IndexedSlices, as in TF1.
+        grads = [tf.convert_to_tensor(g) for g in grads]
         with tf.Session() as sess:
             got = sess.run(grads, dict(zip(phs, arrays)))
     for i, g in zip(wrt, got):

@@ -66,8 +66,8 @@ def test_decode_errors():
     with pytest.raises(ValueError, match="Attr 'errors' of 'UnicodeDecode' Op passed string "
                                          "'lenient' not in"):
         tf.strings.unicode_decode("a", "UTF-8", errors="lenient")
-    with pytest.raises(NotImplementedError, match="tf.RaggedTensor"):
-        tf.strings.unicode_decode(["a", "b"], "UTF-8")
+    with pytest.raises(ValueError, match="Rank of `input` must be statically known."):
+        tf.strings.unicode_decode(tf.placeholder(tf.string), "UTF-8")
 
 
 def test_encode_dense_inputs():

@@ -1,8 +1,10 @@
-"""batch, padded_batch, unbatch, rebatch and dense_to_sparse_batch.
+"""batch, padded_batch, unbatch, rebatch, dense_to_sparse_batch and ragged_batch.
 
 A batch stacks its elements' components on a new first dimension; SparseTensor
 components batch as TF1 does (indices prefixed by the element's position, the dense
-shape the largest of each dimension). An element that failed fails its batch.
+shape the largest of each dimension), RaggedTensor components as TF's RaggedTensorSpec
+(a new outer ragged dimension: elements may differ in any ragged dimension). An element
+that failed fails its batch.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from tensorflux._src.data.dataset_ops import Dataset, ElementError, groups_of
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors, tensor_shape
 from tensorflux._src.framework.operation import Tensor
-from tensorflux._src.framework.sparse_tensor import SparseTensorValue
+from tensorflux._src.framework.sparse_tensor import SparseTensorSpec, SparseTensorValue
+from tensorflux._src.framework.type_spec import TensorSpec
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensorSpec
 
 
 def _static_batch(batch_size, drop_remainder):
@@ -68,7 +72,11 @@ class PaddedBatchDataset(_Batching):
                  drop_remainder=False):
         structure = input_dataset._structure
         if not structure.all_dense:
-            raise TypeError("Batching of padded sparse tensors is not currently supported")
+            if any(isinstance(spec, SparseTensorSpec) for spec in structure.specs):
+                raise TypeError("Batching of padded sparse tensors is not currently "
+                                "supported")
+            raise TypeError("padded_batch is only supported for datasets that produce "
+                            "values with type TensorSpec")
         self._setup(input_dataset, batch_size, drop_remainder)
         if padded_shapes is None:  # TF 2's default: each component's own shape
             if any(spec.shape.ndims is None for spec in structure.specs):
@@ -307,3 +315,39 @@ def _dense_to_sparse(values, row_shape):
                              np.concatenate([v.ravel() for v in values]),
                              np.asarray(dense, np.int64))
 
+
+
+class DenseToRaggedDataset(Dataset):
+    """ragged_batch's first step (TF's _DenseToRaggedDataset): each dense component
+    whose static shape has unknown dimensions becomes a RaggedTensor, ragged up to its
+    last unknown dimension (a vector of unknown length: a RaggedTensorSpec of
+    ragged_rank 0, still a dense value), so that the next `batch` accepts elements of
+    different shapes. Fully defined components and other kinds stay as they are."""
+
+    def __init__(self, input_dataset, row_splits_dtype=_dtypes.int64):
+        row_splits_dtype = _dtypes.as_dtype(row_splits_dtype)
+        structure = input_dataset._structure
+        specs, self._ragged_ranks = [], []
+        for spec in structure.specs:
+            rank = None
+            if isinstance(spec, TensorSpec) and spec.shape.ndims is not None and \
+                    not spec.shape.is_fully_defined():
+                rank = max(i for i, d in enumerate(spec.shape.as_list()) if d is None)
+                spec = RaggedTensorSpec(spec.shape, spec.dtype, rank, row_splits_dtype)
+            specs.append(spec)
+            self._ragged_ranks.append(rank)
+        self._children = (input_dataset,)
+        self._row_splits_dtype = row_splits_dtype
+        self._structure = _structure.Structure(structure.template, specs)
+
+    def _iterate(self, ctx):
+        for element in self._children[0]._iterate(ctx):
+            if type(element) is ElementError:
+                yield element
+                continue
+            yield tuple(value if rank is None else
+                        _structure.ragged_from_array(value, rank, self._row_splits_dtype)
+                        for value, rank in zip(element, self._ragged_ranks))
+
+    def _cardinality(self, ctx):
+        return self._children[0]._cardinality(ctx)

@@ -196,6 +196,14 @@ class Dataset(_structure.HasStructure):
         from tensorflux._src.data.batching import RebatchDataset
         return RebatchDataset(self, batch_size, drop_remainder)
 
+    def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=_dtypes.int64,
+                     name=None):
+        """Batches elements of different shapes as RaggedTensors: a dense component with
+        unknown dimensions becomes ragged up to its last unknown one; fully defined
+        components batch as `batch` does, RaggedTensors gain an outer ragged dimension."""
+        from tensorflux._src.data.batching import DenseToRaggedDataset
+        return DenseToRaggedDataset(self, row_splits_dtype).batch(batch_size, drop_remainder)
+
     def sparse_batch(self, batch_size, row_shape, name=None):
         from tensorflux._src.data.batching import DenseToSparseBatchDataset
         return DenseToSparseBatchDataset(self, batch_size, row_shape)

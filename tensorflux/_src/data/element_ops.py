@@ -34,7 +34,7 @@ class State:
 
 
 def _classes(structure):
-    return structure.pack([_structure.kind(s).output_class for s in structure.specs])
+    return structure.pack([_structure.legacy_class(s) for s in structure.specs])
 
 
 def trace_state_function(func, state, element, transformation, pair_message=None):

@@ -107,3 +107,9 @@ def copy_to_device(target_device, source_device="/cpu:0"):
 def enable_debug_mode():
     """TF raises outside eager mode, and tensorflux is always in graph mode."""
     raise ValueError("`enable_debug_mode() is only supported in eager mode.")
+
+
+def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=_dtypes.int64):
+    """`Dataset.ragged_batch` for `Dataset.apply`: batches elements of different shapes
+    into RaggedTensors."""
+    return lambda dataset: dataset.ragged_batch(batch_size, drop_remainder, row_splits_dtype)

@@ -8,11 +8,12 @@ parse_example run on the host), cached after the first element, so each element 
 one compiled call. Tensors the function captured from the user's graph are evaluated
 when the iterator is initialized and fed with every call.
 
-A sparse component arrives as a SparseTensor over three placeholders; a dataset
-component (the windows of `window`, `group_by_window`) arrives as a `FedDataset`, a
-node whose elements each call supplies. A function may return SparseTensors; one
-given to flat_map/interleave returns a Dataset, whose tensors computed in the function
-are the function's outputs.
+A sparse component arrives as a SparseTensor over three placeholders, a ragged one as a
+RaggedTensor over its flat values and row splits; a dataset component (the windows of
+`window`, `group_by_window`) arrives as a `FedDataset`, a node whose elements each call
+supplies. A function may return SparseTensors and RaggedTensors; one given to
+flat_map/interleave returns a Dataset, whose tensors computed in the function are the
+function's outputs.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from tensorflux._src.data import structure as _structure
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.func_graph import FunctionGraph
 from tensorflux._src.framework.operation import Operation, Tensor
+from tensorflux._src.framework.composite_tensor import CompositeTensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensorValue
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 
 
@@ -182,10 +185,14 @@ def _as_outputs(result, transformation, graph):
                             f"{leaf.name}; it must return tensors (or values)")
         if isinstance(leaf, SparseTensorValue):
             leaf = SparseTensor.from_value(leaf)
-        if isinstance(leaf, SparseTensor) and leaf.indices.graph is not graph:
-            leaf = SparseTensor(*(graph.capture_value(t) for t in
-                                  (leaf.indices, leaf.values, leaf.dense_shape)))
-        elif not isinstance(leaf, (Tensor, SparseTensor)):
+        elif isinstance(leaf, RaggedTensorValue):
+            leaf = _structure.to_graph_ragged(leaf)
+        if isinstance(leaf, CompositeTensor):
+            if any(t.graph is not graph for t in leaf._flat_tensors()):
+                leaf = leaf._from_components([
+                    t if t.graph is graph else graph.capture_value(t)
+                    for t in leaf._flat_tensors()])
+        elif not isinstance(leaf, Tensor):
             leaf = convert_to_tensor(leaf)
         elif isinstance(leaf, Tensor) and leaf.graph is not graph:
             leaf = graph.capture_value(leaf)

@@ -20,6 +20,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops import constant
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.op_builder import apply_op
+from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor, RaggedTensorValue
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 
 
@@ -115,6 +116,8 @@ def make_optional(has_value, components, structure):
 def _as_component(leaf):
     if isinstance(leaf, SparseTensorValue):
         return SparseTensor.from_value(leaf)
-    if isinstance(leaf, (Tensor, SparseTensor)):
+    if isinstance(leaf, RaggedTensorValue):
+        return _structure.to_graph_ragged(leaf)
+    if isinstance(leaf, (Tensor, SparseTensor, RaggedTensor)):
         return leaf
     return convert_to_tensor(leaf)

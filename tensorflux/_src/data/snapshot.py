@@ -31,6 +31,7 @@ from tensorflux._src.data.dataset_ops import Dataset, ElementError
 from tensorflux._src.data.functions import StructuredFunction
 from tensorflux._src.data.iterator_ops import _register_dataset
 from tensorflux._src.data.type_specs import DatasetSpec, SparseTensorSpec
+from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensorSpec
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors, tensor_shape
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
@@ -56,6 +57,9 @@ def encode_spec(spec):
         return {"tensor": [spec.dtype.name, shape]}
     if isinstance(spec, SparseTensorSpec):
         return {"sparse": [spec.dtype.name, shape]}
+    if isinstance(spec, RaggedTensorSpec):
+        return {"ragged": [spec.dtype.name, shape, spec.ragged_rank,
+                           spec.row_splits_dtype.name]}
     raise TypeError(f"Cannot save a dataset whose elements have components of type {spec!r}")
 
 
@@ -67,6 +71,10 @@ def decode_spec(data):
         return kind(*(decode_spec(v) for v in data["items"]))
     if "tuple" in data:
         return tuple(decode_spec(v) for v in data["tuple"])
+    if "ragged" in data:
+        dtype, shape, ragged_rank, splits_dtype = data["ragged"]
+        return RaggedTensorSpec(tensor_shape.TensorShape(shape), _dtypes.as_dtype(dtype),
+                                ragged_rank, _dtypes.as_dtype(splits_dtype))
     kind, (dtype, shape) = ("tensor", data["tensor"]) if "tensor" in data else \
         ("sparse", data["sparse"])
     cls = TensorSpec if kind == "tensor" else SparseTensorSpec

@@ -11,44 +11,49 @@ from tensorflux._src.data.dataset_ops import (INFINITE, UNKNOWN, Dataset, Elemen
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors, random_seed, tensor_shape
 from tensorflux._src.framework.operation import Tensor
+from tensorflux._src.framework.composite_tensor import CompositeTensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorflux._src.framework.tensor_conversion import _contains_tensor, convert_to_tensor
+from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor, RaggedTensorValue
 
 
 def _normalize_leaf(leaf):
-    """A component as a graph Tensor or SparseTensor (evaluated at initialization), an
-    array, or a SparseTensorValue of arrays."""
-    if isinstance(leaf, (Tensor, SparseTensor)):
+    """A component as a graph Tensor, SparseTensor or RaggedTensor (evaluated at
+    initialization), an array, or a SparseTensorValue / RaggedTensorValue of arrays."""
+    if isinstance(leaf, _GRAPH_COMPONENTS):
         return leaf
-    if isinstance(leaf, SparseTensorValue):
+    if isinstance(leaf, (SparseTensorValue, RaggedTensorValue)):
         return _structure.to_component(leaf)
     if hasattr(leaf, "_as_graph_element") or _contains_tensor(leaf):
         return convert_to_tensor(leaf)  # a variable, or a list holding tensors (packed)
     return _structure.to_array(leaf)
 
 
+_GRAPH_COMPONENTS = (Tensor, SparseTensor, RaggedTensor)
+
+
 def _graph_tensors(leaves):
     """The graph tensors the leaves are evaluated from."""
     out = []
     for leaf in leaves:
-        if isinstance(leaf, SparseTensor):
-            out.extend([leaf.indices, leaf.values, leaf.dense_shape])
+        if isinstance(leaf, CompositeTensor):
+            out.extend(leaf._flat_tensors())
         elif isinstance(leaf, Tensor):
             out.append(leaf)
     return tuple(out)
 
 
 def _leaf_value(ctx, leaf):
-    if isinstance(leaf, SparseTensor):
-        return SparseTensorValue(*(np.asarray(ctx.value(t)) for t in
-                                   (leaf.indices, leaf.values, leaf.dense_shape)))
+    if isinstance(leaf, CompositeTensor):
+        return leaf._value_from_components([np.asarray(ctx.value(t))
+                                            for t in leaf._flat_tensors()])
     if isinstance(leaf, Tensor):
         return np.asarray(ctx.value(leaf))
     return leaf
 
 
 def _spec(leaf, drop_first=False):
-    if isinstance(leaf, (Tensor, SparseTensor)):
+    if isinstance(leaf, _GRAPH_COMPONENTS):
         spec = _structure.spec_of_graph_value(leaf)
     else:
         spec = _structure.spec_of_value(leaf)
@@ -67,6 +72,8 @@ def _static_size(leaf):
         return leaf.shape[0]
     if isinstance(leaf, SparseTensorValue):
         return int(leaf.dense_shape[0])
+    if isinstance(leaf, RaggedTensorValue):
+        return len(leaf.row_splits) - 1
     shape = leaf.shape
     return shape.dims[0].value if shape.ndims else None
 

@@ -2,15 +2,16 @@
 
 As in TF1's tf.data, tuples, namedtuples and dicts are structure; everything else (a
 list included) is one component. A component is a dense tensor (`tf.TensorSpec`), a
-`tf.SparseTensor` (`SparseTensorSpec`) or, inside `window` and `group_by_window`, a
-dataset (`DatasetSpec`).
+`tf.SparseTensor` (`SparseTensorSpec`), a `tf.RaggedTensor` (`RaggedTensorSpec`) or,
+inside `window` and `group_by_window`, a dataset (`DatasetSpec`).
 
 Inside the pipeline an element travels flat, one value per component: a NumPy array,
-a `tf.SparseTensorValue` of arrays, or a `DatasetValue`. Where components meet graph
-tensors (the placeholders of traced functions, iterator outputs, cache files) each is
-encoded as its flat list of dense tensors: one for a dense component, (indices,
-values, dense_shape) for a sparse one, none for a dataset. `kind(spec)` gives those
-rules per component type, including how a component batches and unbatches.
+a `tf.SparseTensorValue` of arrays, a `tf.ragged.RaggedTensorValue`, or a
+`DatasetValue`. Where components meet graph tensors (the placeholders of traced
+functions, iterator outputs, cache files) each is encoded as its flat list of dense
+tensors: one for a dense component, (indices, values, dense_shape) for a sparse one,
+(flat_values, row_splits...) for a ragged one, none for a dataset. `kind(spec)` gives
+those rules per component type, including how a component batches and unbatches.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorflux._src.framework.tensor_conversion import make_ndarray
 from tensorflux._src.framework.type_spec import TensorSpec, TypeSpec
+from tensorflux._src.ops.constant import constant
+from tensorflux._src.ops.sparse.ragged_tensor import (RaggedTensor, RaggedTensorSpec,
+                                                      RaggedTensorValue)
 
 
 def is_structure(value) -> bool:
@@ -122,7 +126,7 @@ class _Dense:
         return tensors[0]
 
     @staticmethod
-    def batch(values, component):
+    def batch(values, component, spec):
         return stack_batch(values, component)
 
     @staticmethod
@@ -170,7 +174,7 @@ class _Sparse:
         return SparseTensor(*tensors)
 
     @staticmethod
-    def batch(values, component):
+    def batch(values, component, spec):
         """TF1's batching of SparseTensors: a new leading dimension, each element's
         indices prefixed by its position, the dense shape the largest in each dim."""
         ranks = {len(v.dense_shape) for v in values}
@@ -217,6 +221,150 @@ class _Sparse:
         return SparseTensorSpec(shape, spec.dtype)
 
 
+class _Ragged:
+    """A RaggedTensor component, as TF's RaggedTensorSpec batches it: a batch gains an
+    outer ragged dimension (ragged_rank + 1, rows of any length), unbatching drops one.
+    A spec of ragged_rank 0 describes a dense tensor whose rows batch raggedly (rows of
+    `from_tensor_slices` of a RaggedTensor, `ragged_batch`'s inputs): its values are
+    arrays and its graph values Tensors, as in TF."""
+
+    output_class = RaggedTensor
+
+    @staticmethod
+    def flat_specs(spec):
+        rr, shape = spec.ragged_rank, spec.shape
+        if rr == 0:
+            return [(spec.dtype, shape)]
+        inner = shape[rr + 1:] if shape.ndims is not None else tensor_shape.unknown_shape()
+        nrows = shape.dims[0].value if shape.ndims else None
+        splits = [(spec.row_splits_dtype, tensor_shape.TensorShape(
+            [None if (i or nrows is None) else nrows + 1])) for i in range(rr)]
+        return [(spec.dtype, tensor_shape.TensorShape([None]).concatenate(inner))] + splits
+
+    @staticmethod
+    def to_arrays(value):
+        if not isinstance(value, RaggedTensorValue):
+            return [value]
+        return [value.flat_values] + list(value.nested_row_splits)
+
+    @staticmethod
+    def from_arrays(spec, arrays):
+        value = np.asarray(arrays[0]) if not isinstance(arrays[0], np.ndarray) else arrays[0]
+        for splits in reversed(arrays[1:]):
+            value = RaggedTensorValue(value, np.asarray(splits))
+        return value
+
+    @staticmethod
+    def graph_flat(value):
+        return value._components() if isinstance(value, RaggedTensor) else [value]
+
+    @staticmethod
+    def graph_pack(spec, tensors):
+        if len(tensors) == 1:
+            return tensors[0]
+        return RaggedTensor.from_nested_row_splits(tensors[0], tensors[1:], validate=False)
+
+    @staticmethod
+    def batch(values, component, spec):
+        """The elements as the rows of one RaggedTensorValue (one more ragged level)."""
+        if isinstance(values, np.ndarray):
+            values = list(values)
+        dtype = spec.row_splits_dtype.as_numpy_dtype
+        levels = [_ragged_levels(v) for v in values]
+        inner = {np.shape(lv[0])[1:] for lv in levels}
+        if len(inner) > 1:
+            raise errors.InvalidArgumentError(
+                None, None, f"Cannot batch ragged tensors with different inner shapes in "
+                f"component {component}: {sorted(list(s) for s in inner)}")
+        nrows = [_ragged_nrows(v) for v in values]
+        splits = [np.concatenate([[0], np.cumsum(nrows)]).astype(dtype)]
+        for depth in range(1, len(levels[0])):
+            offset, parts = 0, [np.zeros(1, dtype)]
+            for lv in levels:
+                parts.append(np.asarray(lv[depth][1:], dtype) + offset)
+                offset += int(lv[depth][-1])
+            splits.append(np.concatenate(parts))
+        flat = _concat_rows([lv[0] for lv in levels])
+        return _Ragged.from_arrays(None, [flat] + splits)
+
+    @staticmethod
+    def batch_size(value):
+        return _ragged_nrows(value)
+
+    @staticmethod
+    def unbatch(value):
+        if not isinstance(value, RaggedTensorValue):
+            return [row(value, i) for i in range(len(value))]
+        return [_ragged_rows(value.values, int(a), int(b))
+                for a, b in zip(value.row_splits[:-1], value.row_splits[1:])]
+
+    @staticmethod
+    def batched_spec(spec, dim):
+        return RaggedTensorSpec(tensor_shape.TensorShape([dim]).concatenate(spec.shape),
+                                spec.dtype, spec.ragged_rank + 1, spec.row_splits_dtype)
+
+    @staticmethod
+    def unbatched_spec(spec):
+        shape = spec.shape[1:] if spec.shape.ndims is not None else tensor_shape.unknown_shape()
+        if spec.ragged_rank == 0:
+            return TensorSpec(shape, spec.dtype)
+        return RaggedTensorSpec(shape, spec.dtype, spec.ragged_rank - 1, spec.row_splits_dtype)
+
+
+def ragged_from_array(array, ragged_rank, row_splits_dtype):
+    """A dense array as a RaggedTensorValue of `ragged_rank` uniform ragged dimensions
+    (TF's RaggedTensor.from_tensor; ragged_rank 0: the array itself)."""
+    if ragged_rank == 0:
+        return array
+    shape = array.shape
+    dtype = _dtypes.as_dtype(row_splits_dtype).as_numpy_dtype
+    count = int(np.prod(shape[:ragged_rank + 1], dtype=np.int64))
+    value = array.reshape((count,) + shape[ragged_rank + 1:])
+    for level in range(ragged_rank, 0, -1):
+        nrows = int(np.prod(shape[:level], dtype=np.int64))
+        value = RaggedTensorValue(value, (np.arange(nrows + 1) * shape[level]).astype(dtype))
+    return value
+
+
+def _ragged_nrows(value):
+    if isinstance(value, RaggedTensorValue):
+        return len(value.row_splits) - 1
+    return len(value)
+
+
+def _ragged_levels(value):
+    """[flat values, row splits of each level] of a component value (an array: just
+    itself)."""
+    if not isinstance(value, RaggedTensorValue):
+        return [np.asarray(value) if not isinstance(value, np.ndarray) else value]
+    return [value.flat_values] + list(value.nested_row_splits)
+
+
+def _ragged_rows(values, start, limit):
+    """Rows [start, limit) of `values` (an array or RaggedTensorValue), re-based."""
+    if not isinstance(values, RaggedTensorValue):
+        if values.dtype == object:
+            out = np.empty((limit - start,) + values.shape[1:], object)
+            out[...] = values[start:limit]
+            return out
+        return values[start:limit]
+    splits = values.row_splits[start:limit + 1]
+    inner = _ragged_rows(values.values, int(splits[0]), int(splits[-1]))
+    return RaggedTensorValue(inner, (splits - splits[0]).astype(splits.dtype))
+
+
+def _concat_rows(arrays):
+    if any(a.dtype == object for a in arrays):
+        total = sum(len(a) for a in arrays)
+        out = np.empty((total,) + arrays[0].shape[1:], object)
+        i = 0
+        for a in arrays:
+            out[i:i + len(a)] = a
+            i += len(a)
+        return out
+    return np.concatenate(arrays)
+
+
 class _Nested:
     """A dataset component: no tensors; traced functions see a Dataset in its place."""
 
@@ -235,7 +383,7 @@ class _Nested:
         return []
 
     @staticmethod
-    def batch(values, component):
+    def batch(values, component, spec):
         raise errors.InvalidArgumentError(
             None, None, f"Cannot batch component {component}: it is a dataset")
 
@@ -256,13 +404,17 @@ def kind(spec):
         return _Dense
     if isinstance(spec, SparseTensorSpec):
         return _Sparse
+    if isinstance(spec, RaggedTensorSpec):
+        return _Ragged
     if isinstance(spec, DatasetSpec):
         return _Nested
     raise TypeError(f"tf.data elements cannot have components of type {spec!r}")
 
 
 def spec_of_graph_value(value) -> TypeSpec:
-    """The spec of a graph-side component (Tensor, SparseTensor, Dataset)."""
+    """The spec of a graph-side component (Tensor, SparseTensor, RaggedTensor, Dataset)."""
+    if isinstance(value, RaggedTensor):
+        return value._type_spec
     if isinstance(value, SparseTensor):
         return SparseTensorSpec(value.shape, value.dtype)
     if isinstance(value, Tensor):
@@ -304,6 +456,9 @@ class Structure:
         classes = classes or [Tensor] * len(dtypes)
         specs = []
         for d, s, c in zip(dtypes, shapes, classes):
+            if isinstance(c, TypeSpec):  # TF's legacy class of a RaggedTensor: its spec
+                specs.append(c)
+                continue
             cls_ = SparseTensorSpec if c is SparseTensor else TensorSpec
             specs.append(cls_(tensor_shape.as_shape(s), _dtypes.as_dtype(d)))
         return cls(template, specs)
@@ -329,14 +484,13 @@ class Structure:
 
     @property
     def output_classes(self):
-        return self.pack([s if isinstance(s, DatasetSpec) else k.output_class
-                          for s, k in zip(self.specs, self._kinds)])
+        return self.pack([legacy_class(s) for s in self.specs])
 
     def map_specs(self, fn):
         return Structure(self.template, [fn(s, k) for s, k in zip(self.specs, self._kinds)])
 
     def with_shapes(self, shapes):
-        return Structure(self.template, [type(s)(tensor_shape.as_shape(shape), s.dtype)
+        return Structure(self.template, [_with_shape(s, tensor_shape.as_shape(shape))
                                          for s, shape in zip(self.specs, shapes)])
 
     def batched(self, dim):
@@ -405,15 +559,16 @@ class Structure:
     # -- batching ----------------------------------------------------------------------
     def batch(self, elements):
         """Consecutive flat elements as one batched flat element."""
-        return tuple(k.batch([e[i] for e in elements], i)
-                     for i, k in enumerate(self._kinds))
+        return tuple(k.batch([e[i] for e in elements], i, spec)
+                     for i, (k, spec) in enumerate(zip(self._kinds, self.specs)))
 
     def batch_component(self, values, component):
         """One component of a batch from its values (a list, or an already stacked
         array from a vectorized function call)."""
-        if isinstance(values, np.ndarray):
+        kind_ = self._kinds[component]
+        if isinstance(values, np.ndarray) and kind_ is not _Ragged:
             return values
-        return self._kinds[component].batch(values, component)
+        return kind_.batch(values, component, self.specs[component])
 
     def unbatch(self, element):
         """A batched flat element as the list of its rows."""
@@ -429,6 +584,20 @@ class Structure:
 
     def batch_size(self, element):
         return self._kinds[0].batch_size(element[0]) if element else 0
+
+
+def legacy_class(spec):
+    """TF1's output_classes entry: Tensor or SparseTensor; for ragged and dataset
+    components TF gives the spec itself."""
+    if isinstance(spec, (DatasetSpec, RaggedTensorSpec)):
+        return spec
+    return kind(spec).output_class
+
+
+def _with_shape(spec, shape):
+    if isinstance(spec, RaggedTensorSpec):
+        return RaggedTensorSpec(shape, spec.dtype, spec.ragged_rank, spec.row_splits_dtype)
+    return type(spec)(shape, spec.dtype)
 
 
 def _dtype_of(spec):
@@ -455,7 +624,16 @@ def to_component(value):
     """A function's or source's host-side output as a component value."""
     if isinstance(value, SparseTensorValue):
         return SparseTensorValue(*(np.asarray(v) for v in value))
+    if isinstance(value, RaggedTensorValue):
+        return _Ragged.from_arrays(None, [to_array(a) for a in _Ragged.to_arrays(value)])
     return to_array(value)
+
+
+def to_graph_ragged(value):
+    """A RaggedTensorValue as a RaggedTensor of constants (TF converts it so)."""
+    return RaggedTensor.from_nested_row_splits(
+        constant(value.flat_values), [constant(s) for s in value.nested_row_splits],
+        validate=False)
 
 
 def spec_of_array(array) -> TensorSpec:
@@ -466,6 +644,12 @@ def spec_of_value(value) -> TypeSpec:
     """The spec of a host-side component value."""
     if isinstance(value, SparseTensorValue):
         return SparseTensorSpec.from_value(value)
+    if isinstance(value, RaggedTensorValue):
+        flat = spec_of_array(np.asarray(value.flat_values))
+        shape = tensor_shape.TensorShape([len(value.row_splits) - 1] +
+                                         [None] * value.ragged_rank).concatenate(flat.shape[1:])
+        return RaggedTensorSpec(shape, flat.dtype, value.ragged_rank,
+                                _dtypes.as_dtype(value.row_splits.dtype))
     return spec_of_array(np.asarray(value))
 
 

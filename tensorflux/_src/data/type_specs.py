@@ -4,7 +4,8 @@ makes) and `OptionalSpec` (the type of a `tf.data.experimental.Optional`).
 
 TF 1.15 exports them also under their older names (`tf.data.experimental.
 SparseTensorStructure`, `DatasetStructure`, `OptionalStructure`); `tf.data.experimental.
-TensorStructure(dtype, shape)` is a deprecated constructor of `tf.TensorSpec`.
+TensorStructure(dtype, shape)` and `RaggedTensorStructure(dtype, shape, ragged_rank)` are
+deprecated constructors of `tf.TensorSpec` and `tf.RaggedTensorSpec`.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.sparse_tensor import SparseTensorSpec
 from tensorflux._src.framework.type_spec import TensorSpec, TypeSpec
+from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensorSpec
 
 __all__ = ["SparseTensorSpec", "DatasetSpec", "OptionalSpec", "TensorStructure",
-           "SparseTensorStructure"]
+           "SparseTensorStructure", "RaggedTensorStructure"]
 
 
 def _shape_key(shape):
@@ -136,3 +138,8 @@ def TensorStructure(dtype, shape):  # noqa: N802 - TF's exported name
 def SparseTensorStructure(dtype, shape):  # noqa: N802 - TF's exported name
     """Deprecated (TF 1.15): `tf.SparseTensorSpec(shape, dtype)`."""
     return SparseTensorSpec(shape, dtype)
+
+
+def RaggedTensorStructure(dtype, shape, ragged_rank):  # noqa: N802 - TF's exported name
+    """Deprecated (TF 1.15): `tf.RaggedTensorSpec(shape, dtype, ragged_rank)`."""
+    return RaggedTensorSpec(shape, dtype, ragged_rank)

@@ -2,7 +2,8 @@
 
 A composite leaf is fetched as its component tensors: a `tf.SparseTensor` comes back as a
 `tf.SparseTensorValue(indices, values, dense_shape)`, a `tf.RaggedTensor` as a
-`tf.ragged.RaggedTensorValue`, as in TF1.
+`tf.ragged.RaggedTensorValue`, a `tf.IndexedSlices` as a `tf.IndexedSlicesValue`, as in
+TF1.
 
 `flatten(graph, fetches)` resolves every leaf to a Tensor or Operation and returns the
 unique tensors to compute, the ops to run, and a function rebuilding the user's
@@ -87,3 +88,4 @@ def flatten(graph, fetches, session=None):
         # A single fetch: skip the closure on the hot path.
         rebuild = (lambda values: values[0]) if tensors else (lambda values: None)
     return tensors, targets, rebuild
+

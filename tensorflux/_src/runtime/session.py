@@ -291,7 +291,8 @@ class BaseSession:
 
 def _expand_composite_feeds(feed_dict):
     """(key, value) pairs with composite keys (a SparseTensor fed a SparseTensorValue or
-    a tuple, a RaggedTensor fed a RaggedTensorValue) opened into their components."""
+    a tuple, a RaggedTensor fed a RaggedTensorValue, an IndexedSlices fed an
+    IndexedSlicesValue) opened into their components."""
     for key, value in feed_dict.items():
         if isinstance(key, CompositeTensor):
             pending = list(key._feed_components(value))

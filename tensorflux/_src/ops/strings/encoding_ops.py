@@ -18,7 +18,7 @@ from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import kernel_error
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import unchanged
-from tensorflux._src.ops.strings.string_util import map_strings
+from tensorflux._src.ops.strings.string_util import map_strings, ragged_elementwise
 
 __all__ = ["decode_base64", "decode_compressed", "encode_base64"]
 
@@ -91,12 +91,14 @@ register(OpDef("DecodeBase64", inputs=("input: string",), outputs=("output: stri
                shape=unchanged, host=_decode_kernel, not_differentiable=True))
 
 
+@ragged_elementwise
 def encode_base64(input, pad=False, name=None):  # noqa: A002
     """Web-safe base64 of each string (- and _ in place of + and /), padded with "="
     only when `pad`."""
     return apply_op("EncodeBase64", name=name, input=input, pad=bool(pad))
 
 
+@ragged_elementwise
 def decode_base64(input, name=None):  # noqa: A002
     """The bytes of each web-safe base64 string (padding optional)."""
     return apply_op("DecodeBase64", name=name, input=input)

@@ -16,7 +16,7 @@ from tensorflux._src.ops.op_helpers import deprecated_argument_lookup, kernel_er
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.ops.shape_fns import unchanged
 from tensorflux._src.ops.strings import hashing
-from tensorflux._src.ops.strings.string_util import map_strings
+from tensorflux._src.ops.strings.string_util import map_strings, ragged_elementwise
 
 __all__ = ["string_to_hash_bucket", "string_to_hash_bucket_fast",
            "string_to_hash_bucket_strong"]
@@ -63,6 +63,7 @@ def _num_buckets(op_type, num_buckets):
     return int(num_buckets)
 
 
+@ragged_elementwise
 def string_to_hash_bucket(string_tensor=None, num_buckets=None, name=None,
                           input=None):  # noqa: A002 - TF1's alias of string_tensor
     """Hash64(s) % num_buckets for each string (TF's deprecated, process-stable hash);
@@ -72,6 +73,7 @@ def string_to_hash_bucket(string_tensor=None, num_buckets=None, name=None,
                     num_buckets=_num_buckets("StringToHashBucket", num_buckets))
 
 
+@ragged_elementwise
 def string_to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
     """FarmHash Fingerprint64(s) % num_buckets for each string: stable forever, not
     cryptographic."""
@@ -79,6 +81,7 @@ def string_to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
                     num_buckets=_num_buckets("StringToHashBucketFast", num_buckets))
 
 
+@ragged_elementwise
 def string_to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
     """SipHash-2-4(key, s) % num_buckets for each string; `key` is a list of two ints,
     the 64-bit halves of the 128-bit SipHash key."""

@@ -1,7 +1,7 @@
 """tf.strings.ngrams: the StringNGrams host record (TF's kernel: n-grams of each row of
 a ragged batch given as flat values + row splits, with optional padding) and TF's
-wrapper for dense inputs, which gives a dense result: [D1...DN, S] strings ->
-[D1...DN, number of n-grams].
+wrapper: a dense input gives a dense result, [D1...DN, S] strings -> [D1...DN, number
+of n-grams]; a RaggedTensor gives the n-grams of its innermost rows as a RaggedTensor.
 """
 
 from __future__ import annotations
@@ -10,14 +10,16 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import kernel_error, with_rank
 from tensorflux._src.ops.registry import OpDef, register
-from tensorflux._src.ops.strings.string_util import as_bytes, strings_like
+from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor
+from tensorflux._src.ops.strings.string_util import (
+    as_bytes, ragged_rows, strings_like, to_tensor_or_ragged,
+)
 
 __all__ = ["ngrams"]
 
@@ -115,19 +117,21 @@ def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None
            preserve_short_sequences=False, name=None):
     """The n-grams of the innermost dimension of `data`: windows of `ngram_width`
     adjacent strings joined by `separator` (several widths: all of them, in order),
-    padded with `pad_values` (`padding_width` on each side, default width - 1)."""
+    padded with `pad_values` (`padding_width` on each side, default width - 1). A dense
+    input gives a dense result, a RaggedTensor a RaggedTensor with the same outer rows."""
     with _graph.name_scope(name, "StringNGrams", [data]):
         left_pad, right_pad = _pads(pad_values)
         if padding_width is not None and padding_width < 1:
             raise ValueError("padding_width must be greater than 0.")
         if padding_width is not None and pad_values is None:
             raise ValueError("pad_values must be provided if padding_width is set.")
-        data = convert_to_tensor(data, name="data", dtype=_dtypes.string)
+        data = to_tensor_or_ragged(data, name="data", dtype=_dtypes.string)
         ndims = data.shape.ndims
-        if ndims is None:
-            raise ValueError("Rank of data must be known.")
-        if ndims == 0:
-            raise ValueError("Data must have rank>0")
+        if not isinstance(data, RaggedTensor):
+            if ndims is None:
+                raise ValueError("Rank of data must be known.")
+            if ndims == 0:
+                raise ValueError("Data must have rank>0")
         widths = list(ngram_width) if isinstance(ngram_width, (list, tuple)) else [ngram_width]
         for width in widths:
             if width < 1:
@@ -136,6 +140,11 @@ def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None
             padding_width = 0
         elif padding_width is None:
             padding_width = -1
+        attrs = dict(separator=separator, ngram_widths=tuple(int(w) for w in widths),
+                     left_pad=left_pad, right_pad=right_pad, pad_width=int(padding_width),
+                     preserve_short_sequences=bool(preserve_short_sequences))
+        if isinstance(data, RaggedTensor):
+            return _ragged_ngrams(data, attrs)
         shape = array_ops.shape(data, out_type=_dtypes.int64)
         if ndims == 1:
             splits = array_ops.stack([np.int64(0), shape[0]])
@@ -143,10 +152,16 @@ def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None
             rows = reduce_ops.reduce_prod(shape[:-1])
             splits = math_ops.range(rows + 1, dtype=_dtypes.int64) * shape[-1]
         output, _ = apply_op("StringNGrams", data=array_ops.reshape(data, [-1]),
-                             data_splits=splits, separator=separator,
-                             ngram_widths=tuple(int(w) for w in widths), left_pad=left_pad,
-                             right_pad=right_pad, pad_width=int(padding_width),
-                             preserve_short_sequences=bool(preserve_short_sequences))
+                             data_splits=splits, **attrs)
         if ndims == 1:
             return output
         return array_ops.reshape(output, array_ops.concat([shape[:-1], [-1]], axis=0))
+
+
+def _ragged_ngrams(rt, attrs):
+    """TF's ragged case: the innermost ragged rows are the sequences."""
+    if rt.ragged_rank > 1:
+        return rt.with_values(_ragged_ngrams(rt.values, attrs))
+    output, splits = apply_op("StringNGrams", data=rt.values, data_splits=rt.row_splits,
+                              **attrs)
+    return ragged_rows(output, splits)

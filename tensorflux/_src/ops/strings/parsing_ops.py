@@ -15,6 +15,9 @@ What each config gives, as in TF1.15 (B: batch size, N: values found, L: longest
     FixedLenSequenceFeature(shape, dtype, allow_missing=True)
                                          dense [B, None] + shape, padded with
                                          default_value (0 / ""); one record: [None] + shape
+    RaggedFeature(dtype, value_key, partitions)
+                                         RaggedTensor [B, (rows)...]; one record: the
+                                         values split by the partitions (ragged_feature.py)
 
 Kernels raise the InvalidArgumentError texts of TF's example_proto_fast_parsing.cc.
 Also here: `tf.decode_raw` (DecodeRaw) and `tf.io.parse_tensor` / `serialize_tensor`.
@@ -44,6 +47,9 @@ from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
+from tensorflux._src.ops.strings.ragged_feature import (
+    RaggedFeature, check_disjoint, construct_ragged_features, ragged_keys,
+)
 from tensorflux._src.ops.strings.sparse_feature import (
     SparseFeature, construct_sparse_features, index_keys,
 )
@@ -146,8 +152,13 @@ def _features_to_raw_params(features) -> _RawParams:
             dense_shapes.append(TensorShape([None]).concatenate(inner))
             if feature.default_value is not None:
                 dense_defaults[key] = feature.default_value
-        else:
+        elif not isinstance(feature, RaggedFeature):
             raise ValueError(f"Invalid feature {key}:{feature}.")
+    # RaggedFeature keys are parsed as VarLenFeatures (ragged_feature.py builds the rows).
+    ragged = ragged_keys(features)
+    check_disjoint(dense_keys, sparse_keys, ragged)
+    sparse_keys += [key for key, _ in ragged]
+    sparse_types += [dtype for _, dtype in ragged]
     return _RawParams(sparse_keys, sparse_types, dense_keys, dense_types, dense_defaults,
                       dense_shapes)
 
@@ -451,7 +462,8 @@ def _check_features(features):
         raise ValueError(f"Missing: features was {features}.")
     if not isinstance(features, dict):
         raise TypeError(f"features must be a dict mapping feature keys to FixedLenFeature, "
-                        f"VarLenFeature, SparseFeature or FixedLenSequenceFeature; got "
+                        f"VarLenFeature, SparseFeature, RaggedFeature or "
+                        f"FixedLenSequenceFeature; got "
                         f"{type(features).__name__}.")
 
 
@@ -480,7 +492,7 @@ def parse_example(serialized, features, name=None, example_names=None):
     _check_features(features)
     outputs = _parse_example_raw(serialized, example_names, _features_to_raw_params(features),
                                  name)
-    return construct_sparse_features(features, outputs)
+    return _composite_features(features, outputs, batched=True)
 
 
 def parse_single_example(serialized, features, name=None, example_names=None):
@@ -490,7 +502,7 @@ def parse_single_example(serialized, features, name=None, example_names=None):
     params = _features_to_raw_params(features)
     if example_names is not None:
         outputs = _parse_single_example_with_name(serialized, example_names, params, name)
-        return construct_sparse_features(features, outputs)
+        return _composite_features(features, outputs, batched=False)
     with _graph.name_scope(name, "ParseSingleExample", [serialized]):
         serialized = convert_to_tensor(serialized, name="serialized")
         outs = apply_op("ParseSingleExample", name=name, serialized=serialized,
@@ -500,7 +512,14 @@ def parse_single_example(serialized, features, name=None, example_names=None):
                         dense_keys=tuple(params.dense_keys),
                         sparse_types=tuple(params.sparse_types),
                         dense_shapes=tuple(params.dense_shapes))
-        return construct_sparse_features(features, _as_outputs(params, outs))
+        return _composite_features(features, _as_outputs(params, outs), batched=False)
+
+
+def _composite_features(features, outputs, batched):
+    """The SparseFeature and RaggedFeature values built from the parsed keys, and only
+    the keys of `features` kept."""
+    return construct_sparse_features(features,
+                                     construct_ragged_features(features, outputs, batched))
 
 
 def _parse_single_example_with_name(serialized, example_names, params, name):

@@ -15,7 +15,7 @@ from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.strings import re2_syntax
-from tensorflux._src.ops.strings.string_util import as_bytes, map_strings
+from tensorflux._src.ops.strings.string_util import as_bytes, map_strings, ragged_elementwise
 
 __all__ = ["regex_full_match", "regex_replace"]
 
@@ -95,6 +95,7 @@ def _is_text(value):
     return isinstance(value, (str, bytes))
 
 
+@ragged_elementwise
 def regex_full_match(input, pattern, name=None):  # noqa: A002
     """A bool tensor: whether each string matches the RE2 `pattern` as a whole."""
     if _is_text(pattern):
@@ -103,6 +104,7 @@ def regex_full_match(input, pattern, name=None):  # noqa: A002
     return apply_op("RegexFullMatch", name=name, input=input, pattern=pattern)
 
 
+@ragged_elementwise
 def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002
     """Replaces matches of the RE2 `pattern` in each string with `rewrite`, where \\0 to
     \\9 insert groups and \\\\ a backslash; only the first match unless

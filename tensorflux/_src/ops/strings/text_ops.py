@@ -18,15 +18,21 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.debug.tensor_format import summarize_v2
-from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.array import generator_ops
+from tensorflux._src.ops.array.gather_ops import gather
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.math.segment_reductions import unsorted_segment_max
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import (
     deprecated_argument_lookup, dims_str, kernel_error, scalar_input_dim, with_rank,
 )
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast, static_value, unchanged
+from tensorflux._src.ops.sparse.ragged_ops import range as ragged_range
+from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor, segment_ids_from_splits
 from tensorflux._src.ops.strings.string_util import (
-    as_bytes, check_choice, is_trail_byte, map_strings, strings_like,
+    as_bytes, check_choice, is_ragged, is_trail_byte, map_strings, ragged_elementwise,
+    strings_like, to_tensor_or_ragged,
 )
 
 __all__ = ["reduce_join", "string_format", "string_strip", "substr",
@@ -49,6 +55,7 @@ register(OpDef("StringStrip", inputs=("input: string",), outputs=("output: strin
                shape=unchanged, host=_strip_kernel, **_NO_GRAD))
 
 
+@ragged_elementwise
 def string_strip(input, name=None):  # noqa: A002 - TF's argument name
     """Strips leading and trailing ASCII whitespace from each string."""
     return apply_op("StringStrip", name=name, input=input)
@@ -158,6 +165,7 @@ register(OpDef("Substr", inputs=("input: string", "pos: T", "len: T"),
                shape=_substr_shape, host=_substr_kernel, **_NO_GRAD))
 
 
+@ragged_elementwise
 def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002 - TF's argument names
     """Substrings of `len` units (bytes or UTF-8 characters) from `pos` (negative: from
     the end); pos and len broadcast against `input` up to two dimensions. A `pos` past
@@ -221,9 +229,14 @@ def reduce_join(inputs, axis=None, keep_dims=None, separator="", name=None,
                 reduction_indices=None, keepdims=None):
     """Joins the strings along `axis` (default: all of them, in row-major order) with
     `separator`; `keepdims` keeps reduced dimensions as 1. With several axes, the first
-    listed varies fastest, as in TF's kernel."""
+    listed varies fastest, as in TF's kernel. A RaggedTensor joins as TF's ragged
+    reduction does (see _ragged_reduce_join)."""
     keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
+    if is_ragged(inputs):
+        with _graph.name_scope(name, "RaggedSegmentJoin", [inputs, axis]):
+            return _ragged_reduce_join(to_tensor_or_ragged(inputs, dtype=_dtypes.string),
+                                       axis, bool(keepdims), separator)
     with _graph.name_scope(None, "ReduceJoin", [inputs, axis]):
         inputs = convert_to_tensor(inputs, dtype=_dtypes.string)
         if axis is None:
@@ -234,6 +247,85 @@ def reduce_join(inputs, axis=None, keep_dims=None, separator="", name=None,
                 axis = math_ops.range(array_ops.rank(inputs) - 1, -1, -1)
         return apply_op("ReduceJoin", name=name, inputs=inputs, reduction_indices=axis,
                         keep_dims=bool(keepdims), separator=separator)
+
+
+def _ragged_reduce_join(rt, axis, keepdims, separator):
+    """TF's ragged_reduce_aggregate with ReduceJoin / UnsortedSegmentJoin: a ragged axis
+    joins the values of each row (axis 1) or the i-th values of all rows (axis 0) as
+    segments; several axes are joined one at a time, the last first."""
+    if not isinstance(rt, RaggedTensor):
+        return reduce_join(rt, axis, keepdims=keepdims, separator=separator)
+    if isinstance(axis, Tensor):
+        axis = static_value(axis)
+        if axis is None:
+            raise ValueError("axis must be known at graph construction time.")
+    if isinstance(axis, np.ndarray):
+        axis = axis.tolist()
+    if axis is None:
+        # As TF: all axes join the flat values, and TF drops the separator here.
+        result = reduce_join(rt.flat_values, None, keepdims=keepdims)
+        for _ in range(rt.shape.ndims - 1 if keepdims else 0):
+            result = array_ops.expand_dims(result, 0)
+        return result
+    ndims = rt.shape.ndims
+    if isinstance(axis, (list, tuple)):
+        if not axis:
+            return rt
+        if len(axis) > 1:
+            axes = sorted(_positive_axis(a, ndims) for a in axis)
+            inner = _ragged_reduce_join(rt, axes[-1], keepdims, separator)
+            return _ragged_reduce_join(inner, axes[:-1], keepdims, separator)
+        axis = axis[0]
+    axis = _positive_axis(axis, ndims)
+    if axis > 1:
+        return rt.with_values(_ragged_reduce_join(rt.values, axis - 1, keepdims, separator))
+    splits = rt.row_splits
+    if axis == 0:
+        lengths = splits[1:] - splits[:-1]
+        num_segments = math_ops.maximum(reduce_ops.reduce_max(lengths), 0)
+        segment_ids = ragged_range(lengths).values
+    else:
+        num_segments = array_ops.shape(splits)[0] - 1
+        segment_ids = segment_ids_from_splits(splits)
+    result = _segment_join(rt.values, segment_ids, num_segments, separator)
+    if keepdims:
+        result = _expand_dims(result, axis)
+    return result
+
+
+def _positive_axis(axis, ndims):
+    if not -ndims <= axis < ndims:
+        raise ValueError(f"axis={axis} out of bounds: expected {-ndims}<=axis<{ndims}")
+    return axis % ndims
+
+
+def _segment_join(data, segment_ids, num_segments, separator):
+    """TF's _ragged_segment_aggregate: ragged data joins each output row's positions,
+    the output row as long as its longest input row."""
+    if not isinstance(data, RaggedTensor):
+        return unsorted_segment_join(data, segment_ids, num_segments, separator)
+    lengths = data.row_splits[1:] - data.row_splits[:-1]
+    segment_ids = math_ops.cast(segment_ids, lengths.dtype)
+    out_lengths = math_ops.maximum(
+        unsorted_segment_max(lengths, segment_ids, num_segments), 0)
+    out_splits = array_ops.concat([generator_ops.zeros([1], out_lengths.dtype),
+                                   reduce_ops.cumsum(out_lengths)], axis=0)
+    starts = gather(out_splits, segment_ids)
+    positions = ragged_range(starts, starts + lengths).values
+    values = _segment_join(data.values, positions, out_splits[-1], separator)
+    return RaggedTensor.from_row_splits(values, out_splits, validate=False)
+
+
+def _expand_dims(value, axis):
+    """keepdims for a ragged reduction's result (axis 0 or 1)."""
+    if not isinstance(value, RaggedTensor):
+        return array_ops.expand_dims(value, axis)
+    nrows = value.nrows()
+    if axis == 0:
+        splits = array_ops.stack([generator_ops.zeros([], nrows.dtype), nrows])
+    else:
+        splits = math_ops.range(nrows + 1, dtype=nrows.dtype)
+    return RaggedTensor.from_row_splits(value, splits, validate=False)
 
 
 # -- UnsortedSegmentJoin ----------------------------------------------------------------------

@@ -8,10 +8,10 @@ Error policies, as TF: "replace" puts `replacement_char` for each ill-formed seq
 
 Public wrappers, tf.strings.*: unicode_decode, unicode_decode_with_offsets,
 unicode_split, unicode_split_with_offsets, unicode_encode, unicode_transcode,
-unicode_script, bytes_split. In TF the decode/split results of a rank-N input (N >= 1)
-are RaggedTensors [D1...DN, (chars)]; for a scalar they are the dense vectors built
-here (see string_util.ragged_from_row_splits for the rest). unicode_encode of a dense
-tensor needs no RaggedTensor.
+unicode_script, bytes_split. As in TF, the decode/split results of a rank-N input
+(N >= 1, dense or ragged) are RaggedTensors [D1...DN, (chars)] built from the records'
+(values, row_splits); a scalar gives dense vectors. unicode_encode takes dense or
+ragged code points.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
@@ -31,9 +30,10 @@ from tensorflux._src.ops.shape_fns import unchanged
 from tensorflux._src.ops.strings import parsing_ops  # noqa: F401 - its _UnbatchOne record
 from tensorflux._src.ops.strings import unicode_codecs, unicode_scripts
 from tensorflux._src.ops.strings.string_ops import string_split
+from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor
 from tensorflux._src.ops.strings.string_util import (
-    as_bytes, as_text, check_choice, map_strings, ragged_from_row_splits,
-    ragged_from_value_rowids, strings_like,
+    as_bytes, as_text, check_choice, map_strings, ragged_elementwise,
+    ragged_from_value_rowids, ragged_rows, strings_like, to_tensor_or_ragged, with_ragged_rank,
 )
 
 __all__ = ["bytes_split", "unicode_decode", "unicode_decode_with_offsets", "unicode_encode",
@@ -203,23 +203,29 @@ register(OpDef("UnicodeScript", inputs=("input: int32",), outputs=("output: int3
 
 # -- public wrappers --------------------------------------------------------------------------
 def _decode(input, input_encoding, errors, replacement_char,  # noqa: A002
-            replace_control_characters, with_offsets, what):
+            replace_control_characters, with_offsets):
+    """TF's recipe: the op decodes the flat strings; a scalar gives vectors, any other
+    input RaggedTensors [D1...DN, (chars)] keeping a ragged input's row partitions."""
     check_choice("UnicodeDecodeWithOffsets" if with_offsets else "UnicodeDecode", "errors",
                  errors, _ERRORS)
-    input = convert_to_tensor(input, dtype=_dtypes.string, name="input")  # noqa: A001
+    input = to_tensor_or_ragged(input, dtype=_dtypes.string, name="input")  # noqa: A001
     ndims = input.shape.ndims
     if ndims is None:
         raise ValueError("Rank of `input` must be statically known.")
-    flat = array_ops.reshape(input, [-1])
+    if ndims > 1:
+        input = with_ragged_rank(input, ndims)  # noqa: A001
+    ragged = isinstance(input, RaggedTensor)
+    flat = array_ops.reshape(input.flat_values if ragged else input, [-1])
     outs = apply_op("UnicodeDecodeWithOffsets" if with_offsets else "UnicodeDecode",
                     input=flat, input_encoding=input_encoding, errors=errors,
                     replacement_char=int(replacement_char),
-                    replace_control_characters=bool(replace_control_characters))
+                    replace_control_characters=bool(replace_control_characters),
+                    Tsplits=input.row_splits.dtype if ragged else _dtypes.int64)
     if ndims == 0:
         return (outs[1], outs[2]) if with_offsets else outs[1]
-    parts = [ragged_from_row_splits(outs[1], outs[0], what, ndims)]
-    if with_offsets:
-        parts.append(ragged_from_row_splits(outs[2], outs[0], what, ndims))
+    parts = [ragged_rows(values, outs[0]) for values in outs[1:]]
+    if ragged:
+        parts = [input.with_flat_values(part) for part in parts]
     return tuple(parts) if with_offsets else parts[0]
 
 
@@ -229,7 +235,7 @@ def unicode_decode(input, input_encoding, errors="replace",  # noqa: A002
     a vector for a scalar input."""
     with _graph.name_scope(name, "UnicodeDecode", [input]):
         return _decode(input, input_encoding, errors, replacement_char,
-                       replace_control_characters, False, "tf.strings.unicode_decode")
+                       replace_control_characters, False)
 
 
 def unicode_decode_with_offsets(input, input_encoding, errors="replace",  # noqa: A002
@@ -238,8 +244,7 @@ def unicode_decode_with_offsets(input, input_encoding, errors="replace",  # noqa
     """(code points, start byte offset of each character) of each string."""
     with _graph.name_scope(name, "UnicodeDecodeWithOffsets", [input]):
         return _decode(input, input_encoding, errors, replacement_char,
-                       replace_control_characters, True,
-                       "tf.strings.unicode_decode_with_offsets")
+                       replace_control_characters, True)
 
 
 def _encode_rows(values, splits, output_encoding, errors, replacement_char):
@@ -259,13 +264,15 @@ def _row_splits(rows, row_length):
 
 def unicode_encode(input, output_encoding, errors="replace",  # noqa: A002
                    replacement_char=65533, name=None):
-    """Encodes each innermost row of code points ([D1...DN, chars], int32) as one string
-    [D1...DN] in UTF-8, UTF-16-BE or UTF-32-BE."""
+    """Encodes each innermost row of code points ([D1...DN, chars], int32, dense or
+    ragged) as one string [D1...DN] in UTF-8, UTF-16-BE or UTF-32-BE."""
     with _graph.name_scope(name, "UnicodeEncode", [input]):
-        input = convert_to_tensor(input, dtype=_dtypes.int32)  # noqa: A001
+        input = to_tensor_or_ragged(input, dtype=_dtypes.int32)  # noqa: A001
         ndims = input.shape.ndims
         if ndims is None:
             raise ValueError("Rank of input_tensor must be statically known.")
+        if isinstance(input, RaggedTensor):
+            return _encode_ragged(input, output_encoding, errors, replacement_char)
         if ndims == 0:
             raise ValueError("input_tensor's rank must be at least 1.")
         if ndims == 1:
@@ -284,13 +291,27 @@ def unicode_encode(input, output_encoding, errors="replace",  # noqa: A002
         return array_ops.reshape(out, shape[:-1])
 
 
-def _split(input, input_encoding, errors, replacement_char, with_offsets, what):  # noqa: A002
-    decoded = _decode(input, input_encoding, errors, replacement_char, False, with_offsets,
-                      what)
+def _encode_ragged(rt, output_encoding, errors, replacement_char):
+    """TF's cases: inner dense dimensions are encoded as a dense tensor under the same
+    partitions; otherwise the innermost ragged rows are the strings."""
+    if rt.flat_values.shape.ndims > 1:
+        return rt.with_flat_values(unicode_encode(rt.flat_values, output_encoding, errors,
+                                                  replacement_char))
+    if rt.ragged_rank > 1:
+        return rt.with_values(unicode_encode(rt.values, output_encoding, errors,
+                                             replacement_char))
+    return _encode_rows(rt.values, rt.row_splits, output_encoding, errors, replacement_char)
+
+
+def _split(input, input_encoding, errors, replacement_char, with_offsets):  # noqa: A002
+    decoded = _decode(input, input_encoding, errors, replacement_char, False, with_offsets)
     codepoints = decoded[0] if with_offsets else decoded
-    # A scalar's code points [n] -> [n, 1]: each character encoded on its own.
-    chars = unicode_encode(array_ops.expand_dims(codepoints, -1), input_encoding, errors,
+    # Each character encoded on its own: code points [..., n] -> [..., n, 1].
+    flat = codepoints.flat_values if isinstance(codepoints, RaggedTensor) else codepoints
+    chars = unicode_encode(array_ops.expand_dims(flat, -1), input_encoding, errors,
                            replacement_char)
+    if isinstance(codepoints, RaggedTensor):
+        chars = codepoints.with_flat_values(chars)
     return (chars, decoded[1]) if with_offsets else chars
 
 
@@ -298,16 +319,14 @@ def unicode_split(input, input_encoding, errors="replace",  # noqa: A002
                   replacement_char=0xFFFD, name=None):
     """The substring of each character of each string (a vector for a scalar input)."""
     with _graph.name_scope(name, "UnicodeSplit", [input]):
-        return _split(input, input_encoding, errors, replacement_char, False,
-                      "tf.strings.unicode_split")
+        return _split(input, input_encoding, errors, replacement_char, False)
 
 
 def unicode_split_with_offsets(input, input_encoding, errors="replace",  # noqa: A002
                                replacement_char=0xFFFD, name=None):
     """(character substrings, their start byte offsets) of each string."""
     with _graph.name_scope(name, "UnicodeSplitWithOffsets", [input]):
-        return _split(input, input_encoding, errors, replacement_char, True,
-                      "tf.strings.unicode_split_with_offsets")
+        return _split(input, input_encoding, errors, replacement_char, True)
 
 
 def unicode_transcode(input, input_encoding, output_encoding, errors="replace",  # noqa: A002
@@ -321,6 +340,7 @@ def unicode_transcode(input, input_encoding, output_encoding, errors="replace", 
                     replace_control_characters=bool(replace_control_characters))
 
 
+@ragged_elementwise
 def unicode_script(input, name=None):  # noqa: A002
     """ICU's UScriptCode of each code point (int32): 0 Common, 25 Latin, 17 Han, ...;
     -1 for values that are not code points."""
@@ -328,15 +348,19 @@ def unicode_script(input, name=None):  # noqa: A002
 
 
 def bytes_split(input, name=None):  # noqa: A002
-    """The single bytes of each string (a vector for a scalar input)."""
+    """The single bytes of each string: a vector for a scalar, else a RaggedTensor
+    [D1...DN, (bytes)] (a ragged input keeps its row partitions)."""
     with _graph.name_scope(name, "StringsByteSplit", [input]):
-        input = convert_to_tensor(input, dtype=_dtypes.string, name="input")  # noqa: A001
+        input = to_tensor_or_ragged(input, dtype=_dtypes.string, name="input")  # noqa: A001
+        if isinstance(input, RaggedTensor):
+            return input.with_flat_values(bytes_split(input.flat_values))
         ndims = input.shape.ndims
         if ndims is None:
             raise ValueError("input must have a statically-known rank.")
-        source = array_ops.reshape(input, [-1]) if ndims != 1 else input
-        sp = string_split(source, sep="", skip_empty=False)
+        if ndims > 1:
+            return bytes_split(RaggedTensor.from_tensor(input))
+        sp = string_split(array_ops.reshape(input, [-1]) if ndims == 0 else input, sep="",
+                          skip_empty=False)
         if ndims == 0:
             return sp.values
-        return ragged_from_value_rowids(sp.values, sp.indices[:, 0], sp.dense_shape[0],
-                                        "tf.strings.bytes_split", ndims)
+        return ragged_from_value_rowids(sp.values, sp.indices[:, 0], sp.dense_shape[0])
