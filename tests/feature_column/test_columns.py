@@ -287,6 +287,15 @@ def test_ids_of_each_categorical_column(tmp_path):
         2: [cross_bucket(["d", 1], 11), cross_bucket(["d", 7], 11)]}
 
 
+def test_hash_buckets_match_tfs_documented_values():
+    # TF's docs: tf.strings.to_hash_bucket_fast(["Hello", "TensorFlow", "2.x"], 3) is
+    # [0, 2, 2]; the column hashes the same way, and so does the fingerprint used above.
+    assert [fp64(s) % 3 for s in ("Hello", "TensorFlow", "2.x")] == [0, 2, 2]
+    column = fc.categorical_column_with_hash_bucket("s", 3)
+    ids = column._get_sparse_tensors(_LazyBuilder({"s": [["Hello"], ["TensorFlow"], ["2.x"]]}))
+    assert run_init(ids.id_tensor).values.tolist() == [0, 2, 2]
+
+
 def test_identity_column_fails_out_of_range_and_weighted_dtype_checks():
     ident = fc.categorical_column_with_identity("id", 3)
     ids = ident._get_sparse_tensors(_LazyBuilder({"id": sparse([[1], [3]], tf.int64)}))

@@ -3,8 +3,8 @@
 - `numeric_column`: the feature as float32, after `normalizer_fn`;
 - `bucketized_column`: TF's Bucketize op on a numeric column, dense as one-hot rows and
   categorical as ids `bucket + dimension * (len(boundaries) + 1)`;
-- `embedding_column` / `shared_embedding_columns`: `safe_embedding_lookup_sparse` of a
-  categorical column's ids (and weights) in an `embedding_weights` variable, combined per
+- `embedding_column` / `shared_embedding_columns`: TF's `safe_embedding_lookup_sparse`
+  result (computed by lookup.py with fixed shapes) of a categorical column's ids (and weights) in an `embedding_weights` variable, combined per
   example by "mean", "sqrtn" or "sum"; shared columns find their variable in a graph
   collection named after the columns, so every column of the group uses one variable;
 - `indicator_column`: per example, how often each id occurs (or the sum of its weights).

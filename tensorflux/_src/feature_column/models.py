@@ -7,7 +7,7 @@ named after the column, as TF 1.15 does, so variables get TF's names:
 `linear_model/bias_weights`. Variables join GLOBAL_VARIABLES and MODEL_VARIABLES (and
 `weight_collections`); `linear_model`'s weights start at zero. A categorical column in
 `linear_model` is a multi-hot indicator in effect: its weighted sum is a
-`safe_embedding_lookup_sparse` of its ids in the (num_buckets, units) weights, combined
+sparse embedding lookup (lookup.py) of its ids in the (num_buckets, units) weights, combined
 by `sparse_combiner`.
 """
 
