@@ -2,7 +2,8 @@
 tf.data.experimental.make_csv_dataset: linear_model over hashed, vocabulary, crossed and
 bucketized columns (the wide part) plus input_layer over embeddings and numeric columns
 with dense layers (the deep part), logits summed. The data is synthetic with a known
-rule; the model must lower its loss and beat the majority-class baseline clearly."""
+rule; the model must lower its loss, beat the majority-class baseline clearly and rank
+the held-out rows well (tf.metrics.auc)."""
 
 import numpy as np
 
@@ -87,7 +88,9 @@ def test_wide_and_deep_trains_from_csv(tmp_path):
         label_name="label", shuffle=False, num_epochs=1)
     test_features, test_labels = test.make_one_shot_iterator().get_next()
     with tf.variable_scope("model", reuse=True):
-        predictions = tf.cast(model(test_features)[:, 0] > 0, tf.int32)
+        test_logits = model(test_features)[:, 0]
+    predictions = tf.cast(test_logits > 0, tf.int32)
+    auc, update_auc = tf.metrics.auc(test_labels, tf.sigmoid(test_logits))
 
     names = {v.name for v in tf.global_variables()}
     assert {"model/linear_model/age_bucketized_X_education/weights:0",
@@ -96,22 +99,25 @@ def test_wide_and_deep_trains_from_csv(tmp_path):
 
     losses = []
     with tf.Session() as sess:
-        sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer(),
+                  tf.tables_initializer()])
         for _ in range(150):
             losses.append(sess.run([train_op, loss])[1])
         correct, seen = 0, 0
         while True:
             try:
-                got, want = sess.run([predictions, test_labels])
+                got, want, _ = sess.run([predictions, test_labels, update_auc])
             except tf.errors.OutOfRangeError:
                 break
             correct += int(np.sum(got == want))
             seen += len(want)
+        auc = sess.run(auc)
     assert seen == len(test_rows)
     accuracy = correct / seen
     positive = np.mean([row[-1] for row in test_rows])
     baseline = max(positive, 1 - positive)  # always predicting the majority class
     print("loss", np.mean(losses[:10]), np.mean(losses[-20:]), "accuracy", accuracy,
-          "baseline", baseline)
+          "baseline", baseline, "auc", auc)
     assert np.mean(losses[-20:]) < 0.7 * np.mean(losses[:10]), (losses[:10], losses[-20:])
     assert accuracy > baseline + 0.2, (accuracy, baseline)
+    assert auc > 0.85, auc  # 0.5 is chance
