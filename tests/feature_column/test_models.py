@@ -329,3 +329,27 @@ def test_parsed_examples_and_embeddings_from_a_checkpoint(tmp_path):
     # color_embedding (mean of the checkpoint's rows), x, x2_bucketized.
     np.testing.assert_allclose(got, [[*(table[1] + table[3]) / 2, 1., 2., 1., 0.],
                                      [*table[0], 0.5, -0.5, 0., 1.]])
+
+
+def test_partitioned_embedding_and_linear_weights():
+    # A partitioner on the enclosing scope splits the tables as TF1 does ("part_i",
+    # rows 0-2 and 3-5 for 6 ids in 2 parts); lookups span the parts.
+    ids = fc.categorical_column_with_identity("a", 6)
+    column = fc.embedding_column(ids, 2, combiner="sum", initializer=tf.ones_initializer())
+    features = {"a": sparse([[1], [4, 5]], tf.int64)}
+    with tf.variable_scope("s", partitioner=tf.fixed_size_partitioner(2)):
+        out = fc.input_layer(features, [column])
+        linear = fc.linear_model(features, [ids])
+    assert {v.name: v.shape.as_list() for v in tf.global_variables()} == {
+        "s/input_layer/a_embedding/embedding_weights/part_0:0": [3, 2],
+        "s/input_layer/a_embedding/embedding_weights/part_1:0": [3, 2],
+        "s/linear_model/a/weights/part_0:0": [3, 1],
+        "s/linear_model/a/weights/part_1:0": [3, 1],
+        "s/linear_model/bias_weights/part_0:0": [1]}
+    parts = tf.global_variables()[:2]
+    grads = tf.gradients(tf.reduce_sum(out * [[1., 2.], [3., 4.]]), parts)
+    got, g0, g1 = run_init([out, tf.convert_to_tensor(grads[0]),
+                            tf.convert_to_tensor(grads[1])])
+    np.testing.assert_array_equal(got, [[1, 1], [2, 2]])
+    np.testing.assert_array_equal(g0, [[0, 0], [1, 2], [0, 0]])  # id 1 in row 0
+    np.testing.assert_array_equal(g1, [[0, 0], [3, 4], [3, 4]])  # ids 4, 5 in row 1

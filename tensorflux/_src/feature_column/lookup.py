@@ -35,9 +35,12 @@ _COMBINERS = ("mean", "sqrtn", "sum")
 
 
 def safe_embedding_lookup(embedding_weights, sparse_ids, sparse_weights=None,
-                          combiner="mean", name=None, max_norm=None):
+                          combiner="mean", name=None, partition_strategy="div",
+                          max_norm=None):
     """[ids' leading dimensions] + embedding shape: per row, the `combiner` of its
-    ids' embeddings weighted by `sparse_weights` (same indices), zeros without ids."""
+    ids' embeddings weighted by `sparse_weights` (same indices), zeros without ids.
+    A partitioned table is split "div"-wise by default, as TF's safe lookup (and so
+    its feature columns) does."""
     if combiner not in _COMBINERS:
         raise ValueError("combiner must be one of 'mean', 'sqrtn' or 'sum'")
     if embedding_weights is None:
@@ -55,7 +58,9 @@ def safe_embedding_lookup(embedding_weights, sparse_ids, sparse_weights=None,
         if sparse_weights is not None and combiner != "sum":
             keep = M.logical_and(keep, M.greater(sparse_weights.values, 0))
         id_values = G.where_v2(keep, ids.values, GEN.zeros_like(ids.values))
-        embeddings = embedding_lookup(embedding_weights, id_values, max_norm=max_norm)
+        embeddings = embedding_lookup(embedding_weights, id_values,
+                                      partition_strategy=partition_strategy,
+                                      max_norm=max_norm)
         if embeddings.dtype in (_dtypes.float16, _dtypes.bfloat16):
             embeddings = M.cast(embeddings, _dtypes.float32)
         segments = ids.indices[:, 0]
