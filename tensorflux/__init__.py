@@ -225,6 +225,7 @@ from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E40
 from tensorflux._src.runtime.py_function import py_function  # noqa: F401,E402
 
 # Feature columns: tf.feature_column.
+from tensorflux import feature_column  # noqa: E402,F401
 
 from tensorflux._src.framework.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,
