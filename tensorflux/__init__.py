@@ -167,6 +167,9 @@ from tensorflux._src.train.variables import (  # noqa: E402,F401
 # IndexedSlices: sparse gradients and the optimizers' sparse updates.
 
 # TensorArray, raw_rnn (seq2seq lives in tf.contrib.seq2seq).
+from tensorflux._src.ops.control.tensor_array_ops import (  # noqa: E402,F401
+    TensorArray, TensorArraySpec,
+)
 
 # Lookup tables: tf.lookup, index tables, tables_initializer.
 

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.compiler import effects, functional, lowering, options, state
+from tensorflux._src.compiler import effects, functional, lowering, options, state, ta_buffer
 from tensorflux._src.framework import errors
 from tensorflux._src.runtime import devices
 
@@ -66,6 +66,10 @@ class Cluster:
         self._variants = {}
         self._batched = None
         self._called = False  # see call()
+        # While ops carrying TensorArrays (themselves, or the forward op a gradient
+        # recomputes): a run that needs more room than compiled grows them and reruns.
+        self.growable = {o for o in (op._attrs.get("forward", op) for op in ops)
+                         if o._attrs.get("carries_arrays")}
         # The usual state: every variable read exists and every one asked about too.
         self._all_initialized = (tuple(True for _ in self.state.checked_vars), ())
         self.jitted = self._build({}, self._all_initialized)
@@ -219,6 +223,14 @@ class Cluster:
             for var, value in zip(plan.written_vars, finals):
                 if var in self.donated:
                     store[var] = value
+            if (issubclass(failure.error, ta_buffer.CapacityExceeded)
+                    and failure.op in self.growable and ta_buffer.bump_growth(failure.op)):
+                # Every variable is back at its old value: recompile with twice the
+                # room for the loop's arrays (and iterations) and run again.
+                self._variants.clear()
+                self._batched = None
+                self.jitted = self._build({}, self._all_initialized)
+                return self._call(args, session_state)
             raise failure.exception()
         for var, value in zip(plan.written_vars, finals):
             store[var] = value

@@ -48,10 +48,13 @@ class HostStep:
 
 
 def runs_on_host(op) -> bool:
-    """Ops with a NumPy kernel, ops touching strings (XLA has no string type), and loops
-    whose variables change shape across iterations (XLA's loops keep shapes fixed)."""
+    """Ops with a NumPy kernel, ops touching strings (XLA has no string type), loops
+    whose variables change shape across iterations (XLA's loops keep shapes fixed), and
+    data-dependent sizes outside bodies (OpDef.host_outside_bodies)."""
     if op.op_def.host is not None:
         return True
+    if op.op_def.host_outside_bodies:
+        return op._body is None
     if op.op_def.functional:
         return bool(op._attrs.get("host_loop"))
     return any(t.dtype.base_dtype == _dtypes.string for t in op.inputs + tuple(op.outputs))
