@@ -100,9 +100,11 @@ class TABuffer:
             return other
         if other.data is None:
             return self
-        return self.replace(data=self.data + other.data,
-                            written=jnp.logical_or(self.written, other.written),
-                            size=jnp.maximum(self.size, other.size))
+        # Gradient arrays from clusters compiled with different room: pad to the larger.
+        a, b = grow(self, other.capacity), grow(other, self.capacity)
+        return a.replace(data=a.data + b.data,
+                         written=jnp.logical_or(a.written, b.written),
+                         size=jnp.maximum(a.size, b.size))
 
     __radd__ = __add__
 
@@ -163,6 +165,15 @@ def grow(buf, capacity):
     return TABuffer(data, pad(buf.written), buf.size, buf.aux)
 
 
+def fit(buf, capacity):
+    """`buf` with exactly `capacity` elements (grown, or cut past that)."""
+    if buf.capacity >= capacity:
+        cut = lambda x: x[:capacity]
+        return TABuffer(None if buf.data is None else cut(buf.data), cut(buf.written),
+                        buf.size, buf.aux)
+    return grow(buf, capacity)
+
+
 def _shape_str(shape):
     return "[" + ",".join(str(int(d)) for d in shape) + "]"
 
@@ -199,7 +210,7 @@ def _check_writable(buf, indices):
     xp = _xp(indices, buf.written, buf.size)
     if not indices.size:
         return
-    flat = indices.reshape(-1)
+    flat = xp.asarray(indices).reshape(-1)
     lo, hi = flat.min(), flat.max()
     bad = xp.where(lo < 0, lo, hi)
     if not buf.dynamic and not buf.is_grad:
@@ -235,16 +246,19 @@ def write_many(buf, indices, values):
     _check_writable(buf, indices)
     if values.dtype != buf.elem_dtype:
         values = values.astype(buf.elem_dtype)
-    if _xp(indices, values, buf.data, buf.written) is np:
-        data, written = np.array(buf.data), np.array(buf.written)
+    if _xp(indices, values, buf.data) is np:
+        data = np.array(buf.data)
         if buf.is_grad:
             np.add.at(data, indices, values)
         else:
             data[indices] = values
-        written[indices] = True
     else:
         at = jnp.asarray(buf.data).at[indices]
         data = at.add(values, mode="drop") if buf.is_grad else at.set(values, mode="drop")
+    if _xp(indices, buf.written) is np:  # which elements are written stays static if it can
+        written = np.array(buf.written)
+        written[indices] = True
+    else:
         written = jnp.asarray(buf.written).at[indices].set(True, mode="drop")
     size = buf.size
     if buf.dynamic and indices.size:
@@ -333,7 +347,9 @@ def to_cotangent(primal, grad):
     data = None
     if primal.data is not None:
         if isinstance(grad, TABuffer) and grad.data is not None:
-            data = jnp.asarray(grad.data, primal.data.dtype)
+            # The gradient may come from a cluster that compiled the loop with another
+            # room: elements past either capacity were never read, so pad or cut.
+            data = jnp.asarray(fit(grad, primal.capacity).data, primal.data.dtype)
         else:
             data = jnp.zeros(primal.data.shape, primal.data.dtype)
     return TABuffer(data, zero(primal.written), zero(primal.size), primal.aux)

@@ -143,7 +143,7 @@ register(OpDef("TensorArrayWriteV3", inputs=("handle: resource", "index: int32",
 def _read_shape(op):
     with_rank(op.inputs[1].shape, 0)
     with_rank(op.inputs[2].shape, 0)
-    return tensor_shape.unknown_shape()
+    return _handle_element_shape(op.inputs[0]) or tensor_shape.unknown_shape()
 
 
 def _lower_read(handle, index, flow_in, dtype):
@@ -157,12 +157,21 @@ register(OpDef("TensorArrayReadV3", inputs=("handle: resource", "index: int32") 
                shape=_read_shape, lower=_lower_read))
 
 
+def _handle_element_shape(handle):
+    """TF's handle shape inference: the element shape TensorArrayV3 was created with,
+    when fully defined."""
+    creator = handle.op
+    if creator.type != "TensorArrayV3" or creator.get_attr("element_shape") is None:
+        return None
+    shape = tensor_shape.as_shape(creator.get_attr("element_shape"))
+    return shape if shape.is_fully_defined() else None
+
+
 def _gather_shape(op):
     indices = with_rank(op.inputs[1].shape, 1)
     with_rank(op.inputs[2].shape, 0)
-    element = tensor_shape.as_shape(op.get_attr("element_shape")) \
-        if op.get_attr("element_shape") is not None else tensor_shape.unknown_shape()
-    if element.ndims is None:
+    element = _handle_element_shape(op.inputs[0])
+    if element is None:
         return tensor_shape.unknown_shape()
     return tensor_shape.TensorShape([indices.dims[0].value if indices.ndims else None]) \
         .concatenate(element)
@@ -617,22 +626,25 @@ class TensorArraySpec(TypeSpec):
 
     def _to_legacy_output_shapes(self):
         # TF sneaks dynamic_size and infer_shape into the legacy shape.
-        return tensor_shape.TensorShape([self._dynamic_size, self._infer_shape]).concatenate(
-            self._element_shape)
+        flags = tensor_shape.TensorShape([int(self._dynamic_size), int(self._infer_shape)])
+        return flags.concatenate(self._element_shape)
 
     def _to_legacy_output_classes(self):
         return TensorArray
 
+    def _key(self):
+        shape = self._element_shape
+        return (None if shape.ndims is None else tuple(shape.as_list()), self._dtype,
+                self._dynamic_size, self._infer_shape)
+
     def __eq__(self, other):
-        return type(other) is type(self) and self._serialize() == other._serialize()
+        return type(other) is type(self) and self._key() == other._key()
 
     def __ne__(self, other):
         return not self == other
 
     def __hash__(self):
-        return hash((type(self), self._element_shape.as_tuple_or_none()
-                     if hasattr(self._element_shape, "as_tuple_or_none") else None,
-                     self._dtype, self._dynamic_size, self._infer_shape))
+        return hash((type(self),) + self._key())
 
     def __repr__(self):
         return (f"TensorArraySpec(element_shape={self._element_shape}, dtype={self._dtype!r}, "
