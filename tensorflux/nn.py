@@ -35,3 +35,4 @@ from tensorflux._src.ops.nn.candidate_samplers import (  # noqa: F401,E402
 # Sparse embedding lookups.
 
 # TensorArray-based recurrent loops (raw_rnn).
+from tensorflux._src.ops.nn.raw_rnn import raw_rnn  # noqa: F401,E402
