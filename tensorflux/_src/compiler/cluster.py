@@ -61,8 +61,11 @@ class Cluster:
                                        or self.state.checked_vars)
         self._options_tried = options.candidates(ops, self.device, compiler_options)
         # Inputs compiled in as constants (see _compile_time_inputs), and one executable
-        # per distinct value of them.
-        self.static_positions = ()
+        # per distinct value of them. Data-dependent sizes computed by a host step (a
+        # dynamic TensorArray's size) are compiled in from the start: they are why the
+        # run was cut there, and baking in only them keeps fed data out of the key.
+        self.static_positions = tuple(i for i, t in enumerate(self.inputs)
+                                      if t.op.op_def.host_outside_bodies)
         self._variants = {}
         self._batched = None
         self._called = False  # see call()
@@ -209,10 +212,12 @@ class Cluster:
         except errors.StaticValueRequired:
             # Raised while tracing (nothing ran, nothing was donated): compile the small
             # integer inputs in as constants and try again, once.
-            positions = self._compile_time_inputs(args)
-            if self.static_positions or not positions:
+            positions = tuple(sorted(set(self.static_positions)
+                                     | set(self._compile_time_inputs(args))))
+            if positions == self.static_positions:
                 raise
             self.static_positions = positions
+            self._variants.clear()
             return self._call(args, session_state)
         collector = self.effects
         failure = (collector.first_failure(check_outputs)

@@ -222,8 +222,8 @@ def _check_writable(buf, indices):
         effects.check(lo >= 0, lambda i: f"TensorArray {buf.name}: Tried to write to index "
                       f"{int(i)} but array is not resizeable and size is: {buf.capacity}",
                       data=(lo,))
-    if buf.is_grad:
-        return  # gradient arrays add up repeated writes
+    if buf.is_grad or not buf.capacity:
+        return  # gradient arrays add up repeated writes; an empty one has nothing written
     written = xp.asarray(buf.written)
     hit = written[xp.clip(flat, 0, buf.capacity - 1)] & (flat >= 0) & (flat < buf.capacity)
     effects.check(xp.logical_not(hit.any()),
@@ -304,6 +304,8 @@ def read_many(buf, indices, element_shape=None):
             np.zeros(tuple(indices.shape) + buf.data.shape[1:], buf.data.dtype)
         mask = inside.reshape(inside.shape + (1,) * (out.ndim - inside.ndim))
         return np.where(mask, out, np.zeros_like(out))
+    if not buf.capacity:
+        return jnp.zeros(tuple(indices.shape) + tuple(buf.data.shape[1:]), buf.data.dtype)
     return jnp.asarray(buf.data).at[indices].get(mode="fill", fill_value=0)
 
 
@@ -394,7 +396,6 @@ def run_loop(op, step, keep_going, start, trips, max_iter, differentiating):
     past an array's room, fails with CapacityExceeded after the loop; the cluster then
     doubles the growth and recompiles (compiler/cluster.py).
     """
-    start = _materialize(step, start)
     factor = growth(op)
     bound = trips if trips is not None else _static_int(max_iter) if max_iter is not None \
         else None
@@ -403,7 +404,7 @@ def run_loop(op, step, keep_going, start, trips, max_iter, differentiating):
     loop_vars = [grow(v, (_static_int(v.size) if _static_int(v.size) is not None
                           else v.capacity) + room)
                  if is_buffer(v) and v.dynamic else v for v in start[0]]
-    start = (loop_vars, start[1])
+    start = _materialize(step, (loop_vars, start[1]))
     if trips is not None:
         if trips == 0:
             return start

@@ -450,6 +450,11 @@ def _lower_while(op, values, ref_values, key):
         return functional.cast_like(outs, op.outputs), [new_refs[v] for v in written]
 
     start = (functional.cast_like(inits, op.outputs), written_start)
+    if not op._attrs.get("host_loop") and any(ta_buffer.is_buffer(v) for v in start[0]):
+        # TensorArrays among the loop variables: sized for the loop, then one XLA loop.
+        trips = static_trip_count(op, inits, captures, max_iter)
+        return ta_buffer.run_loop(op, step, keep_going, start, trips, max_iter,
+                                  functional.differentiating(op))
     if op._attrs.get("host_loop") or not _keeps_shapes(op, step, start):
         # Loop variables change shape across iterations (shape_invariants allow it): no
         # XLA loop can carry them. A host loop (a HostStep, values concrete) iterates in
@@ -475,9 +480,6 @@ def _lower_while(op, values, ref_values, key):
             carry = step(*carry, np.int32(i))
         return carry
     trips = static_trip_count(op, inits, captures, max_iter)
-    if any(ta_buffer.is_buffer(v) for v in start[0]):  # TensorArrays among the loop vars
-        return ta_buffer.run_loop(op, step, keep_going, start, trips, max_iter,
-                                  functional.differentiating(op))
     if trips is not None:
         if trips == 0:
             return start
