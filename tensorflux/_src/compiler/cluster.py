@@ -117,13 +117,20 @@ class Cluster:
 
     def _compile_time_inputs(self, args):
         """Inputs that may be compiled in when an op needs a static value: small integer
-        arrays (shapes, sizes, slice bounds fed or computed by a host step)."""
-        positions = []
+        arrays (shapes, sizes, slice bounds fed or computed by an earlier step).
+
+        Computed ones come first: a shape an earlier cluster computed is the usual
+        culprit, and compiling in fed integers (token ids, sequence lengths) too would
+        make a new executable for every batch. Feeds join when that did not suffice."""
+        computed, fed = [], []
+        seen = {}
         for i, a in enumerate(args):
             dtype = getattr(a, "dtype", None)
             if dtype is not None and np.dtype(dtype).kind in "iu" and np.size(a) <= 64:
-                positions.append(i)
-        return tuple(positions)
+                (fed if _reads_data(self.inputs[i], seen) else computed).append(i)
+        if computed and not set(computed) <= set(self.static_positions):
+            return tuple(computed)
+        return tuple(computed + fed)
 
     @property
     def compiler_options(self):
@@ -253,6 +260,38 @@ class Cluster:
                 raise failure.exception()
         if emit_outputs:
             collector.run_emits(emit_outputs)
+
+
+# Ops whose outputs depend only on their inputs' shapes, not on their values.
+_SHAPE_OPS = frozenset(("Shape", "ShapeN", "Size", "Rank"))
+
+
+def _reads_data(tensor, seen):
+    """Whether `tensor`'s value depends on fed values, variables or randomness (rather
+    than only on shapes and constants)."""
+    stack, path = [tensor.op], []
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            if seen[op]:
+                break
+            continue
+        if op.type in _SHAPE_OPS:
+            seen[op] = False
+            continue
+        if op.type in ("Placeholder", "PlaceholderWithDefault") or op.op_def.is_variable \
+                or op.op_def.random or (op.op_def.stateful and not op.op_def.host_outside_bodies
+                                        and op.type != "TensorArrayV3"):
+            seen[op] = True
+            break
+        seen[op] = False
+        path.append(op)
+        stack.extend(t.op for t in op.inputs)
+    else:
+        return False
+    for op in path:  # everything on the way to a data-dependent op depends on data
+        seen[op] = True
+    return True
 
 
 def _uninitialized(plan, store):
