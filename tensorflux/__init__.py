@@ -140,6 +140,7 @@ from tensorflux._src.ops.nn.conv_raw import *  # noqa: F401,F403,E402
 
 # Framework utilities: tf.nest, dtypes, type specs, graph and session helpers.
 from tensorflux import nest  # noqa: E402,F401
+from tensorflux import xla  # noqa: E402,F401
 from tensorflux._src.autodiff.gradients import UnconnectedGradients  # noqa: E402,F401
 from tensorflux._src.framework.behaviour import *  # noqa: E402,F401,F403
 from tensorflux._src.framework.dtypes import (  # noqa: E402,F401
@@ -163,8 +164,32 @@ from tensorflux._src.train.variables import (  # noqa: E402,F401
 )
 
 # Sparse and ragged tensors: tf.sparse, sparse_* top-level names, tf.ragged.
+from tensorflux._src.ops.sparse.sparse_ops import (  # noqa: F401,E402
+    sparse_concat, sparse_fill_empty_rows, sparse_reorder, sparse_reshape, sparse_slice,
+    sparse_split, sparse_tensor_to_dense, sparse_to_dense,
+)
+from tensorflux._src.ops.sparse.sparse_compose import (  # noqa: F401,E402
+    sparse_mask, sparse_merge, sparse_placeholder, sparse_reset_shape, sparse_retain,
+    sparse_to_indicator, sparse_transpose,
+)
+from tensorflux._src.ops.sparse.sparse_math import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.sparse.sparse_io import (  # noqa: F401,E402
+    deserialize_many_sparse, serialize_many_sparse, serialize_sparse,
+)
+from tensorflux._src.ops.sparse.ragged_tensor import (  # noqa: F401,E402
+    RaggedTensor, RaggedTensorSpec,
+)
+from tensorflux._src.ops.sparse.ragged_ops import (  # noqa: F401,E402
+    ragged_fill_empty_rows, ragged_fill_empty_rows_grad,
+)
+from tensorflux._src.ops.sparse import ragged_indexing as _ragged_indexing  # noqa: F401,E402
+from tensorflux import ragged, sparse  # noqa: F401,E402
 
 # IndexedSlices: sparse gradients and the optimizers' sparse updates.
+from tensorflux._src.framework.indexed_slices import (  # noqa: E402,F401
+    IndexedSlices, IndexedSlicesSpec, IndexedSlicesValue, convert_to_tensor_or_indexed_slices,
+)
+from tensorflux._src.ops.math import indexed_slices_ops as _indexed_slices_ops  # noqa: E402,F401
 
 # TensorArray, raw_rnn (seq2seq lives in tf.contrib.seq2seq).
 from tensorflux._src.ops.control.tensor_array_ops import (  # noqa: E402,F401
@@ -172,12 +197,35 @@ from tensorflux._src.ops.control.tensor_array_ops import (  # noqa: E402,F401
 )
 
 # Lookup tables: tf.lookup, index tables, tables_initializer.
+from tensorflux import lookup  # noqa: E402,F401
 
 # Input pipelines: the rest of tf.data.
+from tensorflux._src.data.type_specs import OptionalSpec  # noqa: E402,F401
 
 # Files and strings: the rest of tf.io, tf.strings and tf.audio.
+from tensorflux._src.ops.strings.hash_ops import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.strings.regex_ops import regex_replace  # noqa: F401,E402
+from tensorflux._src.ops.strings.text_ops import (  # noqa: F401,E402
+    reduce_join, string_strip, substr,
+)
+from tensorflux._src.io.matching_files import matching_files  # noqa: F401,E402
+from tensorflux._src.ops.strings.csv_ops import decode_csv  # noqa: F401,E402
+from tensorflux._src.ops.strings.encoding_ops import *  # noqa: F401,F403,E402
+from tensorflux._src.ops.strings.json_example_ops import decode_json_example  # noqa: F401,E402
+from tensorflux._src.ops.strings.sequence_parsing_ops import (  # noqa: F401,E402
+    parse_single_sequence_example,
+)
+from tensorflux._src.ops.strings.sparse_feature import SparseFeature  # noqa: F401,E402
+from tensorflux import audio  # noqa: F401,E402
 
 # Training utilities: the rest of tf.train, partitioned variables, templates, queues.
+from tensorflux._src.train.partitioned_variables import *  # noqa: F401,F403,E402
+from tensorflux._src.train.template import make_template  # noqa: F401,E402
+from tensorflux._src.queues.accumulators import (  # noqa: F401,E402
+    ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator,
+)
+from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E402
+from tensorflux._src.runtime.py_function import py_function  # noqa: F401,E402
 
 # Feature columns: tf.feature_column.
 

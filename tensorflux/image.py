@@ -33,3 +33,29 @@ resize_with_crop_or_pad = resize_image_with_crop_or_pad
 from tensorflux._src.ops.array.patches import (  # noqa: E402,F401
     extract_image_patches, extract_patches,
 )
+
+# The rest of tf.image (issue 20).
+from tensorflux._src.ops.image.image_boxes import (  # noqa: E402,F401
+    draw_bounding_boxes, sample_distorted_bounding_box,
+)
+from tensorflux._src.ops.image.image_codec_more import (  # noqa: E402,F401
+    adjust_jpeg_quality, decode_jxl, decode_webp, random_jpeg_quality,
+)
+from tensorflux._src.ops.image.image_color import (  # noqa: E402,F401
+    rgb_to_yiq, rgb_to_yuv, yiq_to_rgb, yuv_to_rgb,
+)
+from tensorflux._src.ops.image.image_crop import crop_and_resize, extract_glimpse  # noqa: E402,F401
+from tensorflux._src.ops.image.image_nms import (  # noqa: E402,F401
+    non_max_suppression_overlaps, non_max_suppression_padded, non_max_suppression_with_scores,
+)
+from tensorflux._src.ops.image.image_nms_batched import (  # noqa: E402,F401
+    combined_non_max_suppression, generate_bounding_box_proposals,
+)
+from tensorflux._src.ops.image.image_quality import (  # noqa: E402,F401
+    image_gradients, psnr, sobel_edges, ssim, ssim_multiscale,
+)
+
+# JPEG header and crop decoding, and the JPEG magic-byte test (also in tf.io).
+from tensorflux._src.ops.image.image_jpeg import (  # noqa: E402,F401
+    decode_and_crop_jpeg, extract_jpeg_shape, is_jpeg,
+)

@@ -12,3 +12,7 @@ from tensorflux._src.layers.metrics_impl import (  # noqa: F401
     precision_at_thresholds, recall, recall_at_thresholds, root_mean_squared_error,
     true_negatives, true_negatives_at_thresholds, true_positives, true_positives_at_thresholds,
 )
+from tensorflux._src.layers.metrics_ranking import (  # noqa: F401
+    average_precision_at_k, sensitivity_at_specificity, sparse_average_precision_at_k,
+    specificity_at_sensitivity,
+)

@@ -33,6 +33,9 @@ from tensorflux._src.ops.nn.candidate_samplers import (  # noqa: F401,E402
 )
 
 # Sparse embedding lookups.
+from tensorflux._src.ops.sparse.embedding_ops import (  # noqa: F401,E402
+    embedding_lookup_sparse, safe_embedding_lookup_sparse,
+)
 
 # TensorArray-based recurrent loops (raw_rnn).
 from tensorflux._src.ops.nn.raw_rnn import raw_rnn  # noqa: F401,E402

@@ -1,5 +1,5 @@
 """`tf.queue`: TF1.15's queue classes (also at the top level: `tf.FIFOQueue`, ...)."""
 
 from tensorflux._src.queues.data_flow_ops import (  # noqa: F401
-    FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue,
+    FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue,
 )

@@ -7,3 +7,6 @@ from tensorflux._src.summary.summary_ops import (  # noqa: F401
     audio, histogram, image, merge, merge_all, scalar, tensor_summary, text,
 )
 from tensorflux._src.summary.writer import FileWriter, FileWriterCache  # noqa: F401
+from tensorflux._src.summary.summary_v2_compat import (  # noqa: F401,E402
+    all_v2_summary_ops, get_summary_description, initialize,
+)

@@ -39,3 +39,20 @@ from tensorflux._src.train.sync_replicas_optimizer import SyncReplicasOptimizer 
 # IndexedSlices: sparse updates and the optimizers that make them.
 
 # Training utilities: the rest of tf.train.
+from tensorflux._src.train.moving_averages import ExponentialMovingAverage  # noqa: F401,E402
+from tensorflux._src.queues.input import (  # noqa: F401,E402
+    maybe_batch, maybe_batch_join, maybe_shuffle_batch, maybe_shuffle_batch_join,
+)
+from tensorflux._src.io.matching_files import match_filenames_once  # noqa: F401,E402
+from tensorflux._src.train.coordinator import LooperThread  # noqa: F401,E402
+from tensorflux._src.train.session_manager import SessionManager  # noqa: F401,E402
+from tensorflux._src.train.supervisor import Supervisor, basic_train_loop  # noqa: F401,E402
+from tensorflux._src.train.checkpoint_utils import checkpoints_iterator  # noqa: F401,E402
+from tensorflux._src.train.optimizer import assert_global_step  # noqa: F401,E402
+from tensorflux._src.summary.summary_iterator import summary_iterator  # noqa: F401,E402
+from tensorflux import _train_queue_runner as queue_runner  # noqa: F401,E402
+from tensorflux._src.train.warm_starting import VocabInfo, warm_start  # noqa: F401,E402
+from tensorflux import _train_experimental as experimental  # noqa: F401,E402
+from tensorflux._src.train.tracking import (  # noqa: F401,E402
+    Checkpoint, CheckpointManager, CheckpointOptions,
+)

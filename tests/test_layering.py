@@ -176,6 +176,8 @@ FRAMEWORK_UP_CALLS = {
     ("framework.func_graph", "ops.constant"),
     # SparseTensor.shape reads the static value of dense_shape (constant folding).
     ("framework.sparse_tensor", "ops.shape_fns"),
+    # IndexedSlices.shape too, for its dense_shape.
+    ("framework.indexed_slices", "ops.shape_fns"),
 }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
+from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
@@ -80,8 +81,10 @@ def _add_scaled_noise(grads_and_vars, scale):
     out = []
     for grad, var in grads_and_vars:
         if grad is not None:
-            grad = grad + random_ops.random_normal(array_ops.shape(grad), dtype=grad.dtype) \
-                * scale
+            # A sparse gradient gets noise on every row: the sum is dense, as in TF1.
+            shape = grad.dense_shape if isinstance(grad, IndexedSlices) else \
+                array_ops.shape(grad)
+            grad = grad + random_ops.random_normal(shape, dtype=grad.dtype) * scale
         out.append((grad, var))
     return out
 
@@ -91,7 +94,11 @@ def _multiply_gradients(grads_and_vars, multipliers):
     for grad, var in grads_and_vars:
         key = var if var in multipliers else var.name if var.name in multipliers else None
         if grad is not None and key is not None:
-            grad = grad * math_ops.cast(convert_to_tensor(multipliers[key]), grad.dtype)
+            multiplier = math_ops.cast(convert_to_tensor(multipliers[key]), grad.dtype)
+            if isinstance(grad, IndexedSlices):  # scale the values, keep it sparse
+                grad = IndexedSlices(grad.values * multiplier, grad.indices, grad.dense_shape)
+            else:
+                grad = grad * multiplier
         out.append((grad, var))
     return out
 
@@ -175,10 +182,11 @@ def optimize_loss(loss, global_step, learning_rate, optimizer, gradient_noise_sc
             if grad is None:
                 continue
             var_name = var.op.name.replace(":", "_")
+            values = grad.values if isinstance(grad, IndexedSlices) else grad
             if "gradients" in summaries:
-                summary.histogram(f"gradients/{var_name}", grad)
+                summary.histogram(f"gradients/{var_name}", values)
             if "gradient_norm" in summaries:
-                summary.scalar(f"gradient_norm/{var_name}", clip_ops.global_norm([grad]))
+                summary.scalar(f"gradient_norm/{var_name}", clip_ops.global_norm([values]))
         if clip_gradients is not None and ("global_gradient_norm" in summaries
                                            or "gradient_norm" in summaries):
             present = [g for g, _ in gradients if g is not None]

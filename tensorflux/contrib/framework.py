@@ -25,8 +25,8 @@ import threading
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.train import variable_scope as _vs
-from tensorflux._src.train.optimizer import (  # noqa: F401 (re-exported)
-    create_global_step, get_global_step, get_or_create_global_step,
+from tensorflux._src.train.optimizer import (  # noqa: F401 (re-exported: tf.train's own)
+    assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
 )
 from tensorflux._src.train.variables import Variable
 
@@ -133,21 +133,6 @@ def add_arg_scope(func):
     _DECORATED[func] = _kwarg_names(func)
     func_with_args._key_op = func
     return func_with_args
-
-
-# -- global step ----------------------------------------------------------------------------
-def assert_global_step(global_step_tensor):
-    """Raises TypeError unless `global_step_tensor` is a scalar integer variable/tensor."""
-    from tensorflux._src.framework.operation import Tensor
-    if not isinstance(global_step_tensor, (Variable, Tensor)):
-        raise TypeError(f"Existing \"global_step\" must be a Variable or Tensor: "
-                        f"{global_step_tensor}.")
-    if not global_step_tensor.dtype.base_dtype.is_integer:
-        raise TypeError(f"Existing \"global_step\" does not have integer type: "
-                        f"{global_step_tensor.dtype}")
-    if global_step_tensor.shape.ndims not in (0, None):
-        raise TypeError(f"Existing \"global_step\" is not scalar: "
-                        f"{global_step_tensor.shape}")
 
 
 # -- creating variables -----------------------------------------------------------------------

@@ -1,10 +1,14 @@
 """`tf.data`: input pipelines (TF1's Dataset and Iterator API)."""
 
-from tensorflux._src.data.dataset_ops import Dataset  # noqa: F401
-from tensorflux._src.data.iterator_ops import Iterator  # noqa: F401
+from tensorflux._src.data.dataset_ops import AUTOTUNE, Dataset  # noqa: F401
+from tensorflux._src.data.dataset_ops import INFINITE as INFINITE_CARDINALITY  # noqa: F401
+from tensorflux._src.data.dataset_ops import UNKNOWN as UNKNOWN_CARDINALITY  # noqa: F401
+from tensorflux._src.data.iterator_ops import Iterator, NumpyIterator  # noqa: F401
+from tensorflux._src.data.options import Options, ThreadingOptions  # noqa: F401
 from tensorflux._src.data.readers import (  # noqa: F401
     FixedLengthRecordDataset, TextLineDataset, TFRecordDataset,
 )
+from tensorflux._src.data.type_specs import DatasetSpec  # noqa: F401
 from tensorflux.data import experimental  # noqa: F401
 
 

@@ -29,5 +29,61 @@ __all__ = ["AUTOTUNE", "shuffle_and_repeat", "map_and_batch", "parallel_interlea
            "unbatch"]
 
 # Input pipelines: the rest of tf.data.experimental.
+from tensorflux._src.data.experimental_ops import dense_to_ragged_batch  # noqa: E402,F401
+from tensorflux._src.data.type_specs import RaggedTensorStructure  # noqa: E402,F401
+__all__ += ["RaggedTensorStructure", "dense_to_ragged_batch"]
+from tensorflux._src.data.consumers import (  # noqa: E402,F401
+    TFRecordWriter, cardinality, get_single_element,
+)
+from tensorflux._src.data.dataset_ops import INFINITE as INFINITE_CARDINALITY  # noqa: E402
+from tensorflux._src.data.dataset_ops import UNKNOWN as UNKNOWN_CARDINALITY  # noqa: E402
+from tensorflux._src.data.experimental_ops import (  # noqa: E402,F401
+    Counter, Structure, assert_cardinality, bucket_by_sequence_length, copy_to_device,
+    dense_to_sparse_batch, enable_debug_mode, enumerate_dataset, from_list, get_structure,
+    group_by_window, ignore_errors, map_and_batch_with_legacy_function, pad_to_cardinality,
+    prefetch_to_device, rejection_resample, scan, snapshot, take_while, unique,
+)
+from tensorflux._src.data.experimental_readers import (  # noqa: E402,F401
+    CsvDataset, SqlDataset, make_batched_features_dataset, make_csv_dataset,
+    parse_example_dataset,
+)
+from tensorflux._src.data.grouping import Reducer, group_by_reducer  # noqa: E402,F401
+from tensorflux._src.data.iterator_ops import get_next_as_optional  # noqa: E402,F401
+from tensorflux._src.data.iterator_saving import make_saveable_from_iterator  # noqa: E402,F401
+from tensorflux._src.data.optional_ops import Optional  # noqa: E402,F401
+from tensorflux._src.data.options import (  # noqa: E402,F401
+    AutoShardPolicy, AutotuneAlgorithm, AutotuneOptions, DistributeOptions,
+    ExternalStatePolicy, OptimizationOptions, ServiceOptions, ThreadingOptions,
+)
+from tensorflux._src.data.selection import (  # noqa: E402,F401
+    choose_from_datasets, sample_from_datasets,
+)
+from tensorflux._src.data.sources import RandomDataset  # noqa: E402,F401
+from tensorflux._src.data.table_init import DatasetInitializer  # noqa: E402,F401
+from tensorflux._src.data.transformations import SHARD_HINT  # noqa: E402,F401
+from tensorflux._src.data.type_specs import (  # noqa: E402,F401
+    DatasetSpec as DatasetStructure, OptionalSpec as OptionalStructure,
+    SparseTensorStructure, TensorStructure,
+)
+
+__all__ += [  # noqa: PLE0605
+    "AutoShardPolicy", "AutotuneAlgorithm", "AutotuneOptions", "Counter", "CsvDataset",
+    "DatasetInitializer", "DatasetStructure", "DistributeOptions", "ExternalStatePolicy",
+    "INFINITE_CARDINALITY", "OptimizationOptions", "Optional", "OptionalStructure",
+    "RandomDataset", "Reducer", "SHARD_HINT", "ServiceOptions", "SparseTensorStructure",
+    "SqlDataset", "Structure", "TFRecordWriter", "TensorStructure", "ThreadingOptions",
+    "UNKNOWN_CARDINALITY", "assert_cardinality", "bucket_by_sequence_length", "cardinality",
+    "choose_from_datasets", "copy_to_device", "dense_to_sparse_batch", "enable_debug_mode",
+    "enumerate_dataset", "from_list", "get_next_as_optional", "get_single_element",
+    "get_structure", "group_by_reducer", "group_by_window", "ignore_errors",
+    "make_batched_features_dataset", "make_csv_dataset", "make_saveable_from_iterator",
+    "map_and_batch_with_legacy_function", "pad_to_cardinality", "parse_example_dataset",
+    "prefetch_to_device", "rejection_resample", "sample_from_datasets", "scan", "snapshot",
+    "take_while", "unique",
+]
 
 # Lookup tables built from datasets.
+from tensorflux._src.data.table_init import (  # noqa: E402
+    index_table_from_dataset, table_from_dataset,
+)
+__all__ += ["index_table_from_dataset", "table_from_dataset"]

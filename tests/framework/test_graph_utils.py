@@ -324,3 +324,28 @@ def test_switch_to_thread_local_gives_each_thread_its_own_scopes():
             t.join()
         here = tf.constant(0.0, name="c").op.name
     assert names == {"a": "shared/a/c", "b": "shared/b/c"} and here == "shared/c"
+
+
+def test_xla_experimental_compile_and_jit_scope():
+    with tf.Graph().as_default():
+        a, b = tf.constant(2.0), tf.constant(3.0)
+        with tf.xla.experimental.jit_scope():
+            product = a * b
+        with tf.xla.experimental.jit_scope(compile_ops=lambda node_def: True):
+            total = a + b
+        single = tf.xla.experimental.compile(lambda x, y: x * y, [a, b])
+        pair = tf.xla.experimental.compile(lambda x: [x + 1.0, x - 1.0], [a])
+        counter = tf.Variable(0.0)
+        ops_only = tf.xla.experimental.compile(lambda: tf.assign_add(counter, 1.0).op)
+        nothing = tf.xla.experimental.compile(lambda: None)
+        with tf.Session() as sess:
+            sess.run(counter.initializer)
+            assert sess.run([product, total]) == [6.0, 5.0]
+            assert isinstance(single, tuple) and sess.run(single) == (6.0,)
+            assert sess.run(pair) == [3.0, 1.0]
+            assert ops_only[0].type == "NoOp" and nothing[0].type == "NoOp"
+            sess.run(ops_only)
+            assert sess.run(counter) == 1.0
+    with pytest.raises(TypeError, match="compile_ops must be"):
+        with tf.xla.experimental.jit_scope(compile_ops="yes"):
+            pass

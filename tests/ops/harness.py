@@ -230,6 +230,9 @@ def run_gradient_case(case, seed=1, eps=1e-6, tol=1e-6):
                  for t, w in zip(built, weights) if w is not None]
         loss = tf.add_n(terms) if len(terms) > 1 else terms[0]
         grads = tf.gradients(loss, [phs[i] for i in wrt])
+        # gather's gradient is an IndexedSlices, as TF's: compare it densified
+        grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
+                 for g in grads]
     with tf.Session(graph=graph) as sess:
         got = sess.run([g for g in grads if g is not None], dict(zip(phs, arrays)))
     got_iter = iter(got)

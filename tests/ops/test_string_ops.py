@@ -210,7 +210,8 @@ def test_length_upper_lower():
     assert got[2].tolist() == [w.encode().upper() for w in words]  # ASCII letters only
     assert got[3].tolist() == [w.encode().lower() for w in words]
     assert got[4].tolist() == [w.upper().encode() for w in words]
-    with pytest.raises(ValueError, match="Value for attr 'unit' of 'CHAR' is not in the list"):
+    with pytest.raises(ValueError, match="Attr 'unit' of 'StringLength' Op passed string 'CHAR' "
+                                         "not in: \"BYTE\", \"UTF8_CHAR\"."):
         tf.strings.length(t, unit="CHAR")
     with pytest.raises(InvalidArgumentError, match=r"only utf-8 or '' \(no encoding\) is "
                                                    r"supported, received latin-1"):

@@ -14,12 +14,18 @@ from tensorflux._src.ops.registry import OpDef, register
 
 __all__ = ["custom_gradient", "identity_n", "hessians"]
 
+def _identity_n_grad(op, *dys):
+    return list(dys)
+
+
+_identity_n_grad.accepts_indexed_slices = True  # passes sparse gradients on, as TF's
+
 register(OpDef(
     "IdentityN", inputs=("input: list(T)",), outputs=("output: list(T)",),
     attrs={"T": _dtypes.ALL},
     shape=lambda op: [t.shape for t in op.inputs],
     lower=lambda *inputs: tuple(inputs),
-    grad=lambda op, *dys: list(dys),
+    grad=_identity_n_grad,
 ))
 
 

@@ -5,6 +5,12 @@ gradient function (its OpDef's `grad`, or one registered with `tf.RegisterGradie
 and selected by `Graph.gradient_override_map`). Gradient ops are ordinary graph ops
 (`gradients/add_grad/...`), so they can be inspected, clipped, and differentiated
 again (`tf.hessians`).
+
+Sparse gradients: gather's gradient along axis 0 is a `tf.IndexedSlices`. As in TF1,
+contributions that include one are summed by concatenating values and indices (a dense
+term joins as all of its rows), gradient functions that pass them on (Identity, Cast,
+IdentityN, tf.RegisterGradient functions) receive them as they are, and the others get
+them densified, which is what TF's functions do when they use them in an op.
 """
 
 from __future__ import annotations
@@ -14,10 +20,12 @@ import enum
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array.array_ops import stop_gradient  # noqa: F401 - tf.stop_gradient
 from tensorflux._src.ops.array.generator_ops import zeros_like
+from tensorflux._src.ops.math.indexed_slices_ops import aggregate_indexed_slices
 from tensorflux._src.ops.registry import lookup
 
 __all__ = ["gradients", "RegisterGradient", "NotDifferentiable", "NoGradient",
@@ -130,7 +138,20 @@ def _aggregate(grads, name):
         return None
     if len(grads) == 1:
         return grads[0]
+    if any(isinstance(g, IndexedSlices) for g in grads):
+        return aggregate_indexed_slices(grads)  # TF1: concatenated, not densified
     return add_n(grads, name=name)
+
+
+def _densified(grads, fn):
+    """The output gradients `fn` receives: IndexedSlices stay sparse for functions that
+    pass them on (Identity's, Cast's, ...; TF's own) and for functions registered with
+    tf.RegisterGradient (TF hands them whatever it has); the others get dense tensors,
+    which is what TF's gradient functions make of them when they use them in an op."""
+    if not any(isinstance(g, IndexedSlices) for g in grads) or getattr(
+            fn, "accepts_indexed_slices", False) or fn in _CUSTOM_GRADIENTS.values():
+        return grads
+    return [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g for g in grads]
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
@@ -183,7 +204,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                     _colocated_with(op, colocate_gradients_with_ops):
                 out_grads = [g if g is not None else _zeros_for(t)
                              for g, t in zip(out_grads, op.outputs)]
-                in_grads = _as_list(fn(op, *out_grads))
+                in_grads = _as_list(fn(op, *_densified(out_grads, fn)))
             if len(in_grads) != len(op.inputs):
                 raise ValueError(f"Num gradients {len(in_grads)} generated for op "
                                  f"{op.node_def.name} do not match num inputs "

@@ -18,7 +18,6 @@ variables living on another device are copied to it at the call.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.compiler import effects, functional, lowering, options, state, ta_buffer
@@ -369,8 +368,9 @@ def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, r
         finals = [written[(plan.final_writer[v], v)] for v in plan.written_vars]
         ok = collector.all_ok()
         if ok is not None:  # a failed check keeps every variable it can at its old value
-            finals = [jnp.where(ok, new, start[v]) if v in start and v not in missing
+            finals = [collector.guarded(new, start[v], ok) if v in start and v not in missing
                       else new for v, new in zip(plan.written_vars, finals)]
+        collector.row_writes.clear()  # tracers of this trace: keep none alive
         return tuple(env[t] for t in exports), tuple(finals), collector.outputs()
 
     return run_graph

@@ -15,6 +15,13 @@ and the surrounding evaluation decides how:
   the run would have written at their old values, so a failed step loses nothing;
 - inside a control-flow body (a loop runs its body many times inside XLA): through
   `jax.debug.callback`, recorded when a check fails and raised after the run.
+
+Keeping old values must not cost a copy of every variable a run writes: an embedding
+table updated in a few rows would be selected whole (`where(ok, new, old)`), so XLA
+could no longer scatter into its donated buffer in place. Writers that update rows
+(scatters, sparse optimizer updates) build them with `scatter(base, indices, updates)`;
+when such a scatter of a variable's start value is its final value, the cluster guards
+it by dropping every row of a failed run instead (`Collector.guarded`).
 """
 
 from __future__ import annotations
@@ -78,11 +85,24 @@ class Collector:
     emit_values: list = field(default_factory=list)
     pending: list = field(default_factory=list)
     uses_callbacks: bool = False
+    row_writes: dict = field(default_factory=dict)  # id(new) -> (new, base, idx, upd, add)
 
     def reset(self):  # a re-trace (new input shapes) records the same effects again
         self.checks.clear(), self.check_values.clear()
         self.emits.clear(), self.emit_values.clear()
+        self.row_writes.clear()
         self.uses_callbacks = False
+
+    def guarded(self, new, old, ok):
+        """`new` if every check passed (`ok`), else `old`: for a recorded scatter of `old`,
+        the same scatter with all rows dropped when a check failed (in place), else a
+        select of the whole value."""
+        entry = self.row_writes.get(id(new))
+        if entry is not None and entry[0] is new and entry[1] is old:
+            _, base, indices, updates, add = entry
+            indices = jax.numpy.where(ok, indices, base.shape[0])
+            return _scatter(base, indices, updates, add)
+        return jax.numpy.where(ok, new, old)
 
     def outputs(self):
         return (tuple(self.check_values), tuple(self.emit_values))
@@ -156,6 +176,22 @@ def check(ok, message, data=(), error=errors.InvalidArgumentError):
         return
     collector.checks.append((op, message, error))
     collector.check_values.append((jax.numpy.asarray(ok, bool), data))
+
+
+def _scatter(base, indices, updates, add):
+    at = base.at[indices]
+    return at.add(updates, mode="drop") if add else at.set(updates, mode="drop")
+
+
+def scatter(base, indices, updates, add=False):
+    """`base` with rows `indices` set to (or, with `add`, increased by) `updates`; indices
+    outside [0, len(base)) are dropped. Recorded for `Collector.guarded` when traced in a
+    compiled cluster."""
+    new = _scatter(base, indices, updates, add)
+    stack = _collectors()
+    if stack and not stack[-1][1] and isinstance(new, jax.core.Tracer):
+        stack[-1][0].row_writes[id(new)] = (new, base, indices, updates, add)
+    return new
 
 
 def emit(callback, data=()):

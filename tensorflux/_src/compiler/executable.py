@@ -17,6 +17,7 @@ import numpy as np
 
 from tensorflux._src.compiler import functional, lowering, passes, run_plan, state, ta_buffer
 from tensorflux._src.compiler.cluster import Cluster
+from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 
 
@@ -316,9 +317,52 @@ def _cluster_inputs(ops, fed, static, canonical, feed_tensors):
     return feeds_used + [t for t in used if t not in fed]
 
 
+def _string_variable_step(op, env, static, canonical, session_state):
+    """Ops of a string variable (XLA has no strings, so it lives on the host): the
+    VariableV2 itself, Assign, reads through Identity and IsVariableInitialized act on
+    the session's store here. False for any other op."""
+    if op.op_def.is_variable:
+        # The ref: its users look the value up; fetching it gives the current value.
+        with session_state.variables_lock:
+            env[op.outputs[0]] = session_state.variables.get(op)
+        return True
+    refs = [t for t in op.inputs if t.dtype._is_ref_dtype]
+    if not refs or refs[0].dtype.base_dtype != _dtypes.string:
+        return False
+    var_op = refs[0].op
+    store = session_state.variables
+    if op.type == "IsVariableInitialized":
+        env[op.outputs[0]] = np.bool_(var_op in store)
+    elif op.type == "Assign":
+        r = canonical.get(op.inputs[1], op.inputs[1])
+        value = np.array(static[r] if r in static else env[r], dtype=object)
+        shape = var_op.outputs[0].shape
+        if op._attrs.get("validate_shape", True) and shape.is_fully_defined() \
+                and list(value.shape) != shape.as_list():
+            raise errors.InvalidArgumentError(
+                None, op, f"Assign requires shapes of both tensors to match. lhs shape= "
+                          f"{shape.as_list()} rhs shape= {list(value.shape)}")
+        with session_state.variables_lock:
+            store[var_op] = value
+        env[op.outputs[0]] = value
+    elif op.type == "Identity":
+        with session_state.variables_lock:
+            if var_op not in store:
+                raise errors.FailedPreconditionError(
+                    None, op, f"Attempting to use uninitialized value {var_op.name}")
+            env[op.outputs[0]] = store[var_op].copy()
+    else:
+        raise errors.UnimplementedError(
+            None, op, f"{op.type} on the string variable {var_op.name} is not supported: "
+                      f"string variables support assign, read and initialization checks")
+    return True
+
+
 def _run_host_step(op, env, static, canonical, session_state):
     """One host op: its NumPy kernel, its lowering evaluated eagerly (string ops), or a
     control-flow construct run on concrete values (a loop whose shapes change)."""
+    if _string_variable_step(op, env, static, canonical, session_state):
+        return
     values = []
     for t in op.inputs:
         if t.dtype._is_ref_dtype:

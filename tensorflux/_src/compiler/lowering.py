@@ -42,18 +42,25 @@ def _lower_on_ranks(op, inputs, kwargs):
     b"" (TF's zero string: padding, zeros_like) at rank 0, so moving, selecting and
     comparing ranks is doing it to the strings; string outputs are mapped back."""
     strings = [v for v in inputs if _is_strings(v)]
-    table = np.unique(np.concatenate([np.array([b""], dtype=object)]
+    # Resource handles (queue keys, str) are moved the same way; their zero is "".
+    zero = "" if any(t.dtype.base_dtype == _dtypes.resource for t in op.outputs) else b""
+    table = np.unique(np.concatenate([np.array([zero], dtype=object)]
                                      + [v.reshape(-1) for v in strings]))
     ranked = [np.searchsorted(table, v).astype(np.int32) if _is_strings(v) else v
               for v in inputs]
     # Type attrs naming the string dtype (T, dtype) now describe the int32 ranks.
-    kwargs = {k: (_dtypes.int32 if isinstance(v, _dtypes.DType) and v.base_dtype ==
-                  _dtypes.string else v) for k, v in kwargs.items()}
+    kwargs = {k: (_dtypes.int32 if isinstance(v, _dtypes.DType) and v.base_dtype in
+                  _OBJECT_DTYPES else v) for k, v in kwargs.items()}
     out = op.op_def.lower(*ranked, **kwargs)
     outs = [out] if len(op.op_def.output_args) == 1 and not op.op_def.output_args[0].is_list \
         else list(out)
-    return [table[np.asarray(v)] if t.dtype.base_dtype == _dtypes.string else v
-            for v, t in zip(outs, op.outputs)]
+    # np.asarray(..., object): indexing with a 0-d array gives a bare bytes object, which
+    # numpy would turn into a bytes_ scalar that drops trailing NUL bytes.
+    return [np.asarray(table[np.asarray(v)], dtype=object)
+            if t.dtype.base_dtype in _OBJECT_DTYPES else v for v, t in zip(outs, op.outputs)]
+
+
+_OBJECT_DTYPES = (_dtypes.string, _dtypes.resource)
 
 
 def _check_outputs(op, outs):

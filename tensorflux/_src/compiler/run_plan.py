@@ -57,7 +57,9 @@ def runs_on_host(op) -> bool:
         return op._body is None
     if op.op_def.functional:
         return bool(op._attrs.get("host_loop"))
-    return any(t.dtype.base_dtype == _dtypes.string for t in op.inputs + tuple(op.outputs))
+    # Resource handles (queue keys) are host objects too.
+    return any(t.dtype.base_dtype in (_dtypes.string, _dtypes.resource)
+               for t in op.inputs + tuple(op.outputs))
 
 
 def partition(ops, canonical):

@@ -1,7 +1,7 @@
 """cache: the first full pass is recorded, later passes replay it.
 
 With no filename the record is kept in memory for the iterator's life. With a filename
-it is written to `<filename>.tfxcache` (NumPy's .npy records, no pickles) once a pass
+it is written to `<filename>.tfxcache` (.npy records, no pickles) once a pass
 completes, atomically, and any later iterator, in this process or another, reads it
 instead of computing the input again. A pass cut short records nothing.
 """
@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from tensorflux._src.data.dataset_ops import Dataset
+from tensorflux._src.data.dataset_ops import Dataset, ElementError
 from tensorflux._src.train import atomic_write
 
 
@@ -31,45 +31,66 @@ class CacheDataset(Dataset):
             yield from memory["elements"]
             return
         path = filename + ".tfxcache" if filename else None
+        structure = self._structure
         if path and os.path.exists(path):
-            yield from _read(path, len(self._structure.specs))
+            for arrays in read_records(path, len(structure.flat_tensor_specs())):
+                yield structure.from_arrays(arrays)
             return
         recorded = []
         for element in self._children[0]._iterate(ctx):
-            recorded.append(element)
+            if type(element) is not ElementError:  # a failed element is not replayed
+                recorded.append(element)
             yield element
         memory["elements"] = recorded
         if path:
-            atomic_write.write_with(path, lambda tmp: _write(tmp, recorded))
+            atomic_write.write_with(path, lambda tmp: write_records(
+                tmp, [structure.to_arrays(e) for e in recorded]))
+
+    def _cardinality(self, ctx):
+        return self._children[0]._cardinality(ctx)
 
 
-def _write(path, elements):
+def write_records(path, elements):
+    """Flat elements (lists of arrays) as .npy records: the count, then the arrays."""
     with open(path, "wb") as f:
-        np.save(f, np.int64(len(elements)))
+        write_array(f, np.int64(len(elements)))
         for element in elements:
-            for component in element:
-                array = np.asarray(component)
-                is_string = array.dtype == object
-                np.save(f, np.bool_(is_string))
-                if is_string:  # strings: shape and lengths, then their bytes
-                    flat = [bytes(v) for v in array.ravel()]
-                    np.save(f, np.array([*array.shape, -1] + [len(v) for v in flat], np.int64))
-                    array = np.frombuffer(b"".join(flat), np.uint8)
-                np.save(f, array, allow_pickle=False)
+            for array in element:
+                write_array(f, array)
 
 
-def _read(path, n_components):
+def read_records(path, n_components):
     with open(path, "rb") as f:
-        count = int(np.load(f))
+        count = int(read_array(f))
         for _ in range(count):
-            element = []
-            for _ in range(n_components):
-                is_string = bool(np.load(f))
-                array = np.load(f, allow_pickle=False)
-                if is_string:
-                    array = _strings(array, np.load(f, allow_pickle=False))
-                element.append(array)
-            yield tuple(element)
+            yield [read_array(f) for _ in range(n_components)]
+
+
+def write_array(f, array):
+    """One array as a flag and .npy data (strings as their shape and lengths, then
+    their bytes), without pickles; `f` needs only `write`."""
+    array = np.asarray(array)
+    is_string = array.dtype == object
+    np.lib.format.write_array(f, np.asarray(is_string), allow_pickle=False)
+    if is_string:
+        flat = [bytes(v) for v in array.ravel()]
+        np.lib.format.write_array(
+            f, np.array([*array.shape, -1] + [len(v) for v in flat], np.int64),
+            allow_pickle=False)
+        array = np.frombuffer(b"".join(flat), np.uint8)
+    np.lib.format.write_array(f, array, allow_pickle=False)
+
+
+def read_array(f):
+    """The array `write_array` wrote; EOFError at the end of `f` (needs only `read`)."""
+    peek = getattr(f, "peek", None)
+    if peek is not None and not peek(1):
+        raise EOFError
+    is_string = bool(np.lib.format.read_array(f, allow_pickle=False))
+    array = np.lib.format.read_array(f, allow_pickle=False)
+    if is_string:
+        array = _strings(array, np.lib.format.read_array(f, allow_pickle=False))
+    return array
 
 
 def _strings(header, data):

@@ -18,8 +18,12 @@ import itertools
 import threading
 import weakref
 
+import numpy as np
+
+from tensorflux._src.data import optional_ops
 from tensorflux._src.data import structure as _structure
-from tensorflux._src.data.dataset_ops import Dataset, IterationContext
+from tensorflux._src.data.dataset_ops import Dataset, ElementError, IterationContext
+from tensorflux._src.data.type_specs import DatasetSpec
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
@@ -49,14 +53,27 @@ def _register_dataset(dataset):
 class _IteratorState:
     """One initialization: the element generator and what must close with it."""
 
-    def __init__(self, dataset, values):
-        self.context = IterationContext(dict(zip(dataset._inputs(), values)))
+    def __init__(self, dataset, values, entropy=None):
+        self.dataset, self.values = dataset, list(values)
+        self.structure = dataset._structure
+        self.context = IterationContext(dict(zip(dataset._inputs(), values)),
+                                        entropy=entropy)
         self.elements = dataset._iterate(self.context)
         self.lock = threading.Lock()
+        self.consumed = 0  # elements (failed ones too) taken, for checkpoints
 
     def next(self):
+        """The next element as its flat arrays, or None at the end. A failed element
+        raises its error; the iteration goes on after it, as in TF."""
         with self.lock:  # one consumer at a time: generators are not reentrant
-            return next(self.elements, None)
+            element = next(self.elements, None)
+            if element is not None:
+                self.consumed += 1
+        if element is None:
+            return None
+        if type(element) is ElementError:
+            raise element.error
+        return self.structure.to_arrays(element)
 
     def close(self):
         self.elements.close()
@@ -98,6 +115,15 @@ def _get_next(handle, *inputs, dataset, output_types, output_shapes, session_sta
     return tuple(element)
 
 
+def _get_next_as_optional(handle, *inputs, dataset, output_types, output_shapes,
+                          session_state):
+    """(has_value, components...): at the end, False and placeholder values."""
+    element = _state(handle, inputs, dataset, session_state).next()
+    if element is None:
+        return (np.bool_(False), *optional_ops.empty_arrays(output_types, output_shapes))
+    return (np.bool_(True), *element)
+
+
 register(OpDef(
     "MakeIterator", inputs=("inputs: list(Tin)",), outputs=(),
     attrs={"Tin": _dtypes.ALL, "dataset": REQUIRED, "handle": REQUIRED},
@@ -109,6 +135,14 @@ register(OpDef(
     attrs={"Tin": _dtypes.ALL, "dataset": "", "output_types": REQUIRED,
            "output_shapes": REQUIRED},
     host=_get_next, uses_session=True, not_differentiable=True,
+))
+
+register(OpDef(
+    "IteratorGetNextAsOptional", inputs=("handle: string", "inputs: list(Tin)"),
+    outputs=("has_value: bool", "components: list(output_types)"),
+    attrs={"Tin": _dtypes.ALL, "dataset": "", "output_types": REQUIRED,
+           "output_shapes": REQUIRED},
+    host=_get_next_as_optional, uses_session=True, not_differentiable=True,
 ))
 
 register(OpDef(
@@ -137,6 +171,7 @@ class Iterator(_structure.HasStructure):
     def _initializable(cls, dataset, shared_name=None):
         iterator = cls(shared_name or _token("iterator"), dataset._structure)
         iterator._initializer = iterator.make_initializer(dataset)
+        iterator._dataset = dataset
         return iterator
 
     @staticmethod
@@ -146,16 +181,19 @@ class Iterator(_structure.HasStructure):
         try:
             shapes = _structure.flatten_up_to(output_types, output_shapes) \
                 if output_shapes is not None else [None] * len(types)
+            classes = _structure.flatten_up_to(output_types, output_classes) \
+                if output_classes is not None else None
         except ValueError as exc:
             raise TypeError(f"output_shapes must have the structure of output_types: "
                             f"{exc}") from None
-        structure = _structure.Structure.from_specs(output_types, types, shapes)
+        structure = _structure.Structure.from_specs(output_types, types, shapes, classes)
         return Iterator(shared_name or _token("iterator"), structure)
 
     @staticmethod
     def from_string_handle(string_handle, output_types, output_shapes=None,
                            output_classes=None):
-        iterator = Iterator.from_structure(output_types, output_shapes)
+        iterator = Iterator.from_structure(output_types, output_shapes,
+                                           output_classes=output_classes)
         iterator._handle = string_handle
         return iterator
 
@@ -174,6 +212,9 @@ class Iterator(_structure.HasStructure):
         if not isinstance(self._handle, str):
             raise ValueError("an iterator made from a string handle cannot be initialized "
                              "here; initialize the iterator the handle names")
+        if any(isinstance(spec, DatasetSpec) for spec in dataset._structure.specs):
+            raise TypeError("An iterator cannot produce elements that are datasets (as "
+                            "`window` makes); consume them with flat_map or interleave")
         if not dataset._structure.is_compatible_with(self._structure):
             raise TypeError(f"Expected output types {self._structure.output_types} and shapes "
                             f"{self._structure.output_shapes} but got dataset with output "
@@ -191,17 +232,31 @@ class Iterator(_structure.HasStructure):
             self._one_shot_token = _register_dataset(self._one_shot)
         return self._one_shot._inputs(), self._one_shot_token
 
-    def get_next(self, name=None):
-        specs = self._structure.specs
+    def _apply_get_next(self, op_type, name):
+        if self._one_shot is not None and any(
+                isinstance(spec, DatasetSpec) for spec in self._structure.specs):
+            raise TypeError("An iterator cannot produce elements that are datasets (as "
+                            "`window` makes); consume them with flat_map or interleave")
+        flat = self._structure.flat_tensor_specs()
         inputs, dataset_token = self._one_shot_inputs()
         outputs = apply_op(
-            "IteratorGetNext", name=name or "IteratorGetNext", handle=self._handle,
-            inputs=inputs, dataset=dataset_token,
-            output_types=tuple(s.dtype for s in specs),
-            output_shapes=tuple(s.shape for s in specs))
-        for tensor, spec in zip(outputs, specs):
-            tensor.set_shape(spec.shape)
-        return self._structure.pack(outputs)
+            op_type, name=name or op_type, handle=self._handle, inputs=inputs,
+            dataset=dataset_token, output_types=tuple(d for d, _ in flat),
+            output_shapes=tuple(s for _, s in flat))
+        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        components = outputs[-len(flat):] if flat else []
+        for tensor, (_, shape) in zip(components, flat):
+            tensor.set_shape(shape)
+        return outputs, components
+
+    def get_next(self, name=None):
+        _, components = self._apply_get_next("IteratorGetNext", name)
+        return self._structure.graph_pack(components)
+
+    def get_next_as_optional(self):
+        """An Optional holding the next element, or none at the end of the input."""
+        outputs, components = self._apply_get_next("IteratorGetNextAsOptional", None)
+        return optional_ops.make_optional(outputs[0], components, self._structure)
 
     def string_handle(self, name=None):
         """A string tensor naming this iterator, to feed to `from_string_handle`."""
@@ -210,3 +265,43 @@ class Iterator(_structure.HasStructure):
         inputs, dataset_token = self._one_shot_inputs()
         return apply_op("IteratorToStringHandle", name=name or "IteratorToStringHandle",
                         handle=self._handle, inputs=inputs, dataset=dataset_token)
+
+
+def get_next_as_optional(iterator):
+    """`tf.data.experimental.get_next_as_optional(iterator)`."""
+    return iterator.get_next_as_optional()
+
+
+class NumpyIterator:
+    """`tf.data.NumpyIterator`: a dataset's elements as NumPy values.
+
+    TF builds it in eager mode only (in graph mode `as_numpy_iterator` raises). Here,
+    always in graph mode, it iterates through the default Session (a `with
+    tf.Session():` block or an InteractiveSession): SparseTensors come back as
+    SparseTensorValues, strings as bytes."""
+
+    def __init__(self, dataset):
+        from tensorflux._src.framework.default_session import get_default_session
+        session = get_default_session()
+        if session is None:
+            raise RuntimeError("`tf.data.Dataset.as_numpy_iterator()` is only supported in "
+                               "eager mode (here: inside a default Session, such as a "
+                               "`with tf.Session():` block).")
+        for spec in dataset._structure.specs:
+            if isinstance(spec, DatasetSpec):
+                raise TypeError(f"Dataset.as_numpy_iterator() is not supported for datasets "
+                                f"that produce values of type {spec.value_type}")
+        self._session = session
+        with session.graph.as_default():
+            self._next = Iterator._one_shot(dataset).get_next()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return self._session.run(self._next)
+        except errors.OutOfRangeError:
+            raise StopIteration from None
+
+    next = __next__

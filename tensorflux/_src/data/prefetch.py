@@ -72,6 +72,10 @@ class PrefetchDataset(Dataset):
             stop.set()
 
 
+    def _cardinality(self, ctx):
+        return self._children[0]._cardinality(ctx)
+
+
 def _put(ready, item, stop) -> bool:
     """Blocks until there is room, or returns False once the consumer has gone."""
     while not stop.is_set():

@@ -1,5 +1,8 @@
 """Element-wise and ordering transformations: map, flat_map, interleave, filter,
-shuffle, repeat, take, skip, shard."""
+shuffle, repeat, take, skip, shard.
+
+A failed element (an ElementError) passes through each of them in its place; take,
+skip and shard do not count it."""
 
 from __future__ import annotations
 
@@ -7,12 +10,15 @@ import collections
 import concurrent.futures
 import itertools
 
-from tensorflux._src.data.dataset_ops import (AUTOTUNE, Dataset, groups_of, pass_rng,
-                                              stack_batch)
+from tensorflux._src.data.dataset_ops import (AUTOTUNE, INFINITE, UNKNOWN, Dataset,
+                                              ElementError, groups_of, pass_rng)
 from tensorflux._src.data.functions import StructuredFunction
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors, random_seed
 from tensorflux._src.framework.operation import Tensor
+
+
+SHARD_HINT = -1  # tf.data.experimental.SHARD_HINT
 
 
 def _parallelism(num_parallel_calls):
@@ -45,13 +51,21 @@ class MapDataset(Dataset):
 
     def _iterate(self, ctx):
         function = ctx.function(self._function)
-        yield from self._in_order(ctx, function, self._children[0]._iterate(ctx))
+        yield from self._in_order(ctx, _guarded(function), self._children[0]._iterate(ctx))
 
     def _iterate_batches(self, ctx, batch_size, drop_remainder):
         function = ctx.function(self._function)
+        structure = self._structure
+
+        def batch(group):
+            values = function.call_batch(group)
+            return tuple(structure.batch_component(v, i) for i, v in enumerate(values))
+
         groups = groups_of(self._children[0]._iterate(ctx), batch_size, drop_remainder)
-        for batch in self._in_order(ctx, function.call_batch, groups):
-            yield tuple(stack_batch(values, i) for i, values in enumerate(batch))
+        yield from self._in_order(ctx, _guarded(batch), groups)
+
+    def _cardinality(self, ctx):
+        return self._children[0]._cardinality(ctx)
 
     def _in_order(self, ctx, compute, items):
         """`compute(item)` for each item, up to `num_parallel_calls` at once, in order."""
@@ -76,6 +90,19 @@ class MapDataset(Dataset):
             pool.shutdown(wait=False, cancel_futures=True)
 
 
+def _guarded(compute):
+    """`compute(item)`, with a failed computation (or a failed input, passed on) as an
+    ElementError in place of its result."""
+    def run(item):
+        if type(item) is ElementError:
+            return item
+        try:
+            return compute(item)
+        except errors.OpError as exc:
+            return ElementError(exc)
+    return run
+
+
 class FilterDataset(Dataset):
     """The elements for which `predicate` returns True."""
 
@@ -91,17 +118,28 @@ class FilterDataset(Dataset):
         self._structure = input_dataset._structure
 
     def _iterate(self, ctx):
-        predicate = ctx.function(self._function)
+        predicate = _guarded(ctx.function(self._function))
         for element in self._children[0]._iterate(ctx):
-            if bool(predicate(element)[0]):
+            keep = predicate(element)
+            if type(keep) is ElementError:
+                yield keep
+            elif bool(keep[0]):
                 yield element
 
 
 def _datasets(function, ctx, elements):
-    """For each element: an iterator over the dataset `function` returns for it."""
+    """For each element: an iterator over the dataset `function` returns for it (a
+    failed element or call: an iterator yielding just that error)."""
     bound = ctx.function(function)
     for element in elements:
-        values = dict(zip(function.outputs, bound(element)))
+        if type(element) is ElementError:
+            yield iter((element,))
+            continue
+        try:
+            values = bound.dataset_values(element)
+        except errors.OpError as exc:
+            yield iter((ElementError(exc),))
+            continue
         yield function.dataset._iterate(ctx.child(values))
 
 
@@ -188,6 +226,9 @@ class ShuffleDataset(Dataset):
         rng = pass_rng(seeds, ctx, epoch if self._reshuffle else 0)
         buffer = []
         for element in self._children[0]._iterate(ctx):
+            if type(element) is ElementError:
+                yield element
+                continue
             if len(buffer) < buffer_size:
                 buffer.append(element)
                 continue
@@ -198,6 +239,9 @@ class ShuffleDataset(Dataset):
             index = rng.integers(len(buffer))
             buffer[index], buffer[-1] = buffer[-1], buffer[index]
             yield buffer.pop()
+
+    def _cardinality(self, ctx):
+        return self._children[0]._cardinality(ctx)
 
 
 class RepeatDataset(Dataset):
@@ -221,6 +265,15 @@ class RepeatDataset(Dataset):
             if not produced:  # an empty input repeated forever is still empty
                 return
 
+    def _cardinality(self, ctx):
+        count = ctx.int_arg(self._count, "count")
+        n = self._children[0]._cardinality(ctx)
+        if count == 0 or n == 0:
+            return 0
+        if n == UNKNOWN:
+            return UNKNOWN
+        return INFINITE if count < 0 or n == INFINITE else n * count
+
 
 class _CountDataset(Dataset):
     """A transformation with one integer `count` argument over one input."""
@@ -233,24 +286,49 @@ class _CountDataset(Dataset):
 
 
 class TakeDataset(_CountDataset):
+    """The first `count` elements (failed ones are passed on and not counted, as TF's
+    take counts only elements it produced)."""
+
     def _iterate(self, ctx):
         count = ctx.int_arg(self._count, "count")
         if count == 0:
             return
-        for i, element in enumerate(self._children[0]._iterate(ctx)):
+        taken = 0
+        for element in self._children[0]._iterate(ctx):
             yield element
-            if i + 1 == count:
-                return
+            if type(element) is not ElementError:
+                taken += 1
+                if taken == count:
+                    return
+
+    def _cardinality(self, ctx):
+        count = ctx.int_arg(self._count, "count")
+        n = self._children[0]._cardinality(ctx)
+        if count < 0:
+            return n
+        if n == INFINITE:
+            return count
+        return UNKNOWN if n == UNKNOWN else min(n, count)
 
 
 class SkipDataset(_CountDataset):
     def _iterate(self, ctx):
         count = ctx.int_arg(self._count, "count")
-        for i, element in enumerate(self._children[0]._iterate(ctx)):
+        skipped = 0
+        for element in self._children[0]._iterate(ctx):
             if count < 0:
                 return  # -1 skips everything
-            if i >= count:
+            if type(element) is ElementError or skipped >= count:
                 yield element
+            else:
+                skipped += 1
+
+    def _cardinality(self, ctx):
+        count = ctx.int_arg(self._count, "count")
+        n = self._children[0]._cardinality(ctx)
+        if n < 0:
+            return n
+        return 0 if count < 0 else max(n - count, 0)
 
 
 class ShardDataset(Dataset):
@@ -261,17 +339,38 @@ class ShardDataset(Dataset):
         self._structure = input_dataset._structure
         self._num_shards, self._index = num_shards, index
         self._tensor_args = (num_shards, index)
-        if isinstance(num_shards, int) and isinstance(index, int):
+        if isinstance(num_shards, int) and isinstance(index, int) and \
+                (num_shards, index) != (SHARD_HINT, SHARD_HINT):
             _check_shard(num_shards, index, ValueError)
 
     def _iterate(self, ctx):
         num_shards = ctx.int_arg(self._num_shards, "num_shards")
         index = ctx.int_arg(self._index, "index")
+        if num_shards == SHARD_HINT:
+            # Only a distribution strategy's auto-sharding replaces the hint.
+            raise errors.FailedPreconditionError(
+                None, None, "`tf.data.Dataset.shard(SHARD_HINT, ...)` can only be used in "
+                "`tf.distribute.Strategy.experimental_distribute_dataset()` with "
+                "`tf.data.experimental.AutoShardPolicy.HINT` policy, or tf.data service "
+                "with `tf.data.experimental.service.ShardingPolicy.HINT` processing mode.")
         _check_shard(num_shards, index,
                      lambda message: errors.InvalidArgumentError(None, None, message))
-        for i, element in enumerate(self._children[0]._iterate(ctx)):
-            if i % num_shards == index:
+        position = 0
+        for element in self._children[0]._iterate(ctx):
+            if type(element) is ElementError:
                 yield element
+                continue
+            if position % num_shards == index:
+                yield element
+            position += 1
+
+    def _cardinality(self, ctx):
+        num_shards = ctx.int_arg(self._num_shards, "num_shards")
+        index = ctx.int_arg(self._index, "index")
+        n = self._children[0]._cardinality(ctx)
+        if n < 0:
+            return n
+        return n // num_shards + (1 if index < n % num_shards else 0)
 
 
 def _check_shard(num_shards, index, error):

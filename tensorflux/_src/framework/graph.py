@@ -372,6 +372,8 @@ class Graph:
                 c = c._as_graph_element()
             if isinstance(c, Tensor):
                 c = c.op
+            elif type(c).__name__ == "IndexedSlices":  # (indexed_slices.py imports this)
+                c = c.op  # the op producing its values, as TF1
             if not isinstance(c, Operation):
                 raise TypeError(f"Can not convert a {type(c).__name__} into a Operation.")
             if c.graph is not self:

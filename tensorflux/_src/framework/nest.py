@@ -4,8 +4,9 @@ Structure is any `collections.abc.Mapping` (dict keys are visited in sorted orde
 rebuilt in the original container's own key order), mapping view, `attrs` class, or
 non-string `collections.abc.Sequence` (lists, tuples, namedtuples). Everything else,
 `None`, strings, sets and numpy arrays included, is a leaf. With
-`expand_composites=True` a `tf.SparseTensor` is structure too: its components
-`(indices, values, dense_shape)`.
+`expand_composites=True` a composite tensor is structure too: a `tf.SparseTensor` opens
+into `(indices, values, dense_shape)`, a `tf.RaggedTensor` into its flat values and row
+splits (framework/composite_tensor.py).
 
 (tf.data keeps its own, narrower rules in `data/structure.py`: there lists are leaves.)
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import collections
 import collections.abc as abc
 
-from tensorflux._src.framework.sparse_tensor import SparseTensor
+from tensorflux._src.framework.composite_tensor import CompositeTensor
 
 __all__ = ["assert_same_structure", "flatten", "is_nested", "map_structure",
            "pack_sequence_as"]
@@ -31,7 +32,7 @@ def _is_namedtuple(value) -> bool:
 
 def is_nested(seq, expand_composites=False) -> bool:
     """True for the containers nest recurses into (see the module docstring)."""
-    if expand_composites and isinstance(seq, SparseTensor):
+    if expand_composites and isinstance(seq, CompositeTensor):
         return True
     if isinstance(seq, (abc.Mapping, abc.MappingView)) or _is_attrs(seq):
         return True
@@ -47,8 +48,8 @@ def _sorted_keys(mapping):
 
 def _children(value, expand_composites):
     """The direct children of a nested value, in nest's order."""
-    if expand_composites and isinstance(value, SparseTensor):
-        return [value.indices, value.values, value.dense_shape]
+    if expand_composites and isinstance(value, CompositeTensor):
+        return list(value._components())
     if isinstance(value, abc.Mapping):
         return [value[key] for key in _sorted_keys(value)]
     if isinstance(value, abc.MappingView):
@@ -60,8 +61,8 @@ def _children(value, expand_composites):
 
 def _rebuild(instance, children):
     """A container like `instance` holding `children` (in nest's order)."""
-    if isinstance(instance, SparseTensor):
-        return SparseTensor(*children)
+    if isinstance(instance, CompositeTensor):
+        return instance._from_components(children)
     if isinstance(instance, abc.Mapping):
         by_key = dict(zip(_sorted_keys(instance), children))
         if isinstance(instance, collections.defaultdict):

@@ -87,7 +87,15 @@ def _python_to_numpy(values, dtype):
     try:
         if dtype is not None and dtype != _dtypes.string:
             return np.array(values, dtype=dtype.as_numpy_dtype)
-        arr = np.array(values)
+        first = next(_leaves(values), None)
+        if isinstance(first, (bytes, str)):
+            # Strings as objects: numpy would decode bytes into a unicode array (and fail
+            # on non-UTF-8 bytes such as b"\xff" mixed with str).
+            arr = np.array(values, dtype=object)
+            if list(arr.shape) != _dense_dims(values):
+                raise ValueError
+        else:
+            arr = np.array(values)
     except OverflowError:
         raise ValueError(f"Can't convert Python int too large to "
                          f"{dtype.name if dtype else 'int64'}: {values!r}") from None

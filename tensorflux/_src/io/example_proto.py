@@ -157,3 +157,60 @@ def _read_int64s(raw):
             raise DecodeError(f"Int64List.value has wire type {wire_type}")
     # Varints are unsigned 64-bit; the int64 is their two's complement reading.
     return np.array(values, np.uint64).view(np.int64)
+
+
+def _read_map(serialized, what):
+    """{key (str): value bytes} of the map entries (field 1) of a Features or
+    FeatureLists message; a repeated key keeps its last entry."""
+    out = {}
+    for number, wire_type, entry, _, _ in iter_fields(serialized):
+        if number != 1:
+            continue
+        if wire_type != LEN:
+            raise DecodeError(f"{what} entry is not length-delimited")
+        key, value = b"", b""
+        for item_number, item_type, item, _, _ in iter_fields(entry):
+            if item_type == LEN and item_number == 1:
+                key = item
+            elif item_type == LEN and item_number == 2:
+                value = item
+        out[key.decode("utf-8", "replace")] = value
+    return out
+
+
+def read_sequence_example(serialized):
+    """(context {key: Feature bytes}, feature lists {key: [Feature bytes, ...]}) of a
+    serialized SequenceExample. Raises DecodeError for malformed bytes."""
+    context, lists = {}, {}
+    for number, wire_type, value, _, _ in iter_fields(serialized):
+        if number not in (1, 2):
+            continue
+        if wire_type != LEN:
+            raise DecodeError("SequenceExample field is not length-delimited")
+        if number == 1:
+            context.update(_read_map(value, "Features.feature"))
+        else:
+            for key, feature_list in _read_map(value, "FeatureLists.feature_list").items():
+                lists[key] = [item for n, t, item, _, _ in iter_fields(feature_list)
+                              if n == 1 and t == LEN]
+    return context, lists
+
+
+def feature_text(feature: bytes) -> str:
+    """A Feature in protobuf's text format (its DebugString), for TF's error messages."""
+    kind, values = read_feature(feature)
+    if kind is None:
+        return ""
+    if kind == "string":
+        lines = ['  value: "' + "".join(
+            chr(b) if 0x20 <= b < 0x7F and b not in (0x22, 0x27, 0x5C)
+            else {0x22: '\\"', 0x27: "\\'", 0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r",
+                  0x09: "\\t"}.get(b, "\\%03o" % b) for b in v) + '"' for v in values]
+        name = "bytes_list"
+    elif kind == "float":
+        lines = [f"  value: {np.float32(v)}" for v in values]
+        name = "float_list"
+    else:
+        lines = [f"  value: {int(v)}" for v in values]
+        name = "int64_list"
+    return name + " {\n" + "".join(line + "\n" for line in lines) + "}\n"

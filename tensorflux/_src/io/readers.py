@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
+import zlib
 
 import numpy as np
 
@@ -72,8 +73,20 @@ def _text_lines(work, attrs):
         yield work + b":" + str(number).encode(), line[:-1] if line.endswith(b"\r") else line
 
 
+def _decompressed(data, encoding, path):
+    """The file's bytes, inflated for FixedLengthRecordReader's ZLIB / GZIP encoding (the
+    header, records and footer are counted in the uncompressed stream, as TF's reader
+    reads them through a ZlibInputStream)."""
+    if not encoding:
+        return data
+    try:
+        return zlib.decompressobj(15 + 16 if encoding == "GZIP" else 15).decompress(data)
+    except zlib.error as e:
+        raise errors.DataLossError(None, None, f"{path}: {e}") from None
+
+
 def _fixed_length(work, attrs):
-    data = _read_all(_text(work))
+    data = _decompressed(_read_all(_text(work)), attrs["encoding"], _text(work))
     header, footer = attrs["header_bytes"], attrs["footer_bytes"]
     size, hop = attrs["record_bytes"], attrs["hop_bytes"] or attrs["record_bytes"]
     body = data[header:len(data) - footer if footer else len(data)]
@@ -149,11 +162,11 @@ def _text_line_reader(*, skip_header_lines, shared_name, node_name, session_stat
                    skip_header_lines=skip_header_lines)
 
 
-def _fixed_length_reader(*, header_bytes, record_bytes, footer_bytes, hop_bytes,
+def _fixed_length_reader(*, header_bytes, record_bytes, footer_bytes, hop_bytes, encoding,
                          shared_name, node_name, session_state):
     return _create(_fixed_length, shared_name, node_name, session_state,
                    header_bytes=header_bytes, record_bytes=record_bytes,
-                   footer_bytes=footer_bytes, hop_bytes=hop_bytes)
+                   footer_bytes=footer_bytes, hop_bytes=hop_bytes, encoding=encoding)
 
 
 def _tfrecord_reader(*, compression_type, shared_name, node_name, session_state):
@@ -311,17 +324,18 @@ class TextLineReader(ReaderBase):
 
 
 class FixedLengthRecordReader(ReaderBase):
-    """Records of `record_bytes` bytes between a header and a footer of fixed sizes."""
+    """Records of `record_bytes` bytes between a header and a footer of fixed sizes;
+    `encoding` "ZLIB" or "GZIP" reads compressed files."""
 
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None,
                  name=None, encoding=None):
-        if encoding:
-            raise NotImplementedError("FixedLengthRecordReader(encoding=...) is not "
-                                      "supported: only uncompressed files are read.")
+        encoding = encoding or ""
+        if encoding not in ("", "ZLIB", "GZIP"):
+            raise ValueError(f"encoding must be '', 'ZLIB' or 'GZIP', got {encoding!r}")
         super().__init__(_make_reader(
             "FixedLengthRecordReaderV2", name, None, record_bytes=int(record_bytes),
             header_bytes=int(header_bytes or 0), footer_bytes=int(footer_bytes or 0),
-            hop_bytes=int(hop_bytes or 0), encoding=""))
+            hop_bytes=int(hop_bytes or 0), encoding=encoding))
 
 
 class TFRecordReader(ReaderBase):

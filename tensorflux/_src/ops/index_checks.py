@@ -69,7 +69,9 @@ def check_first_dim(indices, n):
 def dropping(indices, limits):
     """Indices with every negative entry moved past its limit, so scatters drop them
     (JAX would otherwise wrap negative indices around)."""
-    limits = np.asarray(limits).astype(np.asarray(indices).dtype)
+    # indices.dtype, not np.asarray(indices): traced indices have no numpy value.
+    dtype = indices.dtype if hasattr(indices, "dtype") else np.asarray(indices).dtype
+    limits = np.asarray(limits).astype(dtype)
     return jnp.where(indices < 0, limits, indices)
 
 

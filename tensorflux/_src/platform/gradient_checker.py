@@ -13,6 +13,7 @@ import numpy as np
 
 from tensorflux._src.autodiff.gradients import gradients
 from tensorflux._src.framework import dtypes
+from tensorflux._src.framework.indexed_slices import IndexedSlicesValue
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.constant import constant
@@ -59,6 +60,10 @@ def _compute_theoretical_jacobian(x, x_shape, x_data, dy, dy_shape, dx, extra_fe
     for col in range(dy_size):
         dy_data_flat[col] = 1
         dx_val = sess.run(dx, feed_dict=_extra_feeds(extra_feed_dict, {x: x_data, dy: dy_data}))
+        if isinstance(dx_val, IndexedSlicesValue):  # a sparse gradient: rows add up, as TF
+            column = np.zeros(x_data.shape, dx_val.values.dtype)
+            np.add.at(column, dx_val.indices, dx_val.values)
+            dx_val = column
         jacobian[:, col] = np.asarray(dx_val).ravel().view(jacobian.dtype)
         dy_data_flat[col] = 0
     if not dy_size:

@@ -7,6 +7,8 @@ itself lives in the Session that runs these ops (queue_state.py, queue_ops.py).
 
 from __future__ import annotations
 
+import functools
+
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import random_seed
@@ -17,7 +19,8 @@ from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.shape_fns import static_value
 from tensorflux._src.queues import queue_ops  # noqa: F401  (registers the ops)
 
-__all__ = ["QueueBase", "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue"]
+__all__ = ["QueueBase", "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue",
+           "PriorityQueue"]
 
 
 def _as_type_list(dtypes):
@@ -66,6 +69,15 @@ def _create_queue(op_type, name, dtypes, shapes, shared_name, **attrs):
     return ref
 
 
+def _shape_common(s1, s2):
+    """The most specific shape compatible with both (unknown where they differ)."""
+    s1, s2 = tensor_shape.TensorShape(s1), tensor_shape.TensorShape(s2)
+    if s1.ndims is None or s2.ndims is None or s1.ndims != s2.ndims:
+        return tensor_shape.unknown_shape()
+    return tensor_shape.TensorShape([d1 if d1.value is not None and d1.value == d2.value
+                                     else None for d1, d2 in zip(s1.dims, s2.dims)])
+
+
 class QueueBase:
     """What every queue can do; subclasses only build the queue op."""
 
@@ -83,6 +95,26 @@ class QueueBase:
         self._names = names
         self._queue_ref = queue_ref
         self._name = queue_ref.op.name.split("/")[-1]
+
+    @staticmethod
+    def from_list(index, queues):
+        """A queue whose ops act on `queues[index]` (`index` an int32 scalar tensor): the
+        handles stacked and gathered, as TF does."""
+        from tensorflux._src.ops.array import array_ops, gather_ops
+        if not queues or not isinstance(queues, list) or not all(
+                isinstance(q, QueueBase) for q in queues):
+            raise TypeError("A list of queues expected")
+        dtypes = queues[0].dtypes
+        if not all(dtypes == q.dtypes for q in queues[1:]):
+            raise TypeError("Queues do not have matching component dtypes.")
+        names = queues[0].names
+        if not all(names == q.names for q in queues[1:]):
+            raise TypeError("Queues do not have matching component names.")
+        shapes = [functools.reduce(_shape_common, s)
+                  for s in zip(*[q.shapes for q in queues])]
+        refs = array_ops.stack([q.queue_ref for q in queues])
+        selected = gather_ops.gather(refs, index)
+        return QueueBase(dtypes=dtypes, shapes=shapes, names=names, queue_ref=selected)
 
     # -- properties ----------------------------------------------------------------------
     @property
@@ -244,3 +276,18 @@ class RandomShuffleQueue(QueueBase):
                             capacity=int(capacity), min_after_dequeue=int(min_after_dequeue),
                             seed=int(seed1 or 0), seed2=int(seed2 or 0))
         super().__init__(dtypes, shapes, names, ref)
+
+
+class PriorityQueue(QueueBase):
+    """Dequeues the element with the smallest priority first. Elements are
+    `(priority, *components)`: an int64 scalar, then components of `types`."""
+
+    def __init__(self, capacity, types, shapes=None, names=None, shared_name=None,
+                 name="priority_queue"):
+        types = _as_type_list(types)
+        shapes = _as_shape_list(shapes)
+        ref = _create_queue("PriorityQueueV2", name, types, shapes, shared_name,
+                            capacity=int(capacity))
+        priority_dtypes = [_dtypes.int64] + types
+        priority_shapes = [()] + shapes if shapes else shapes
+        super().__init__(priority_dtypes, priority_shapes, names, ref)

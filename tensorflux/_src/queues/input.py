@@ -21,12 +21,18 @@ from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.array import array_ops, host_ops
+from tensorflux._src.ops.control import control_ops
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.shape_fns import static_value
 from tensorflux._src.queues.data_flow_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
 from tensorflux._src.queues.queue_runner import QueueRunner, add_queue_runner
+from tensorflux._src.train.variables import Variable
 
 __all__ = ["limit_epochs", "input_producer", "string_input_producer",
            "range_input_producer", "slice_input_producer", "batch", "batch_join",
-           "shuffle_batch", "shuffle_batch_join"]
+           "shuffle_batch", "shuffle_batch_join", "maybe_batch", "maybe_batch_join",
+           "maybe_shuffle_batch", "maybe_shuffle_batch_join"]
 
 
 def _summary_scalar(name, value):
@@ -45,7 +51,6 @@ def limit_epochs(tensor, num_epochs=None, name=None):
     from tensorflux._src.ops.array import array_ops
     from tensorflux._src.ops.state import state_ops
     from tensorflux._src.ops.constant import constant
-    from tensorflux._src.train.variables import Variable
     with _graph.name_scope(name or "limit_epochs") as scope:
         zero64 = constant(0, dtype=_dtypes.int64)
         epochs = Variable(zero64, name="epochs", trainable=False,
@@ -90,7 +95,7 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     from tensorflux._src.ops.math import math_ops
     from tensorflux._src.ops.debug import debug_ops
     not_null_err = "string_input_producer requires a non-null input tensor"
-    if not isinstance(string_tensor, Tensor) and not len(string_tensor):
+    if not isinstance(string_tensor, (Tensor, Variable)) and not len(string_tensor):
         raise ValueError(not_null_err)
     with _graph.name_scope(name or "input_producer") as scope:
         string_tensor = convert_to_tensor(string_tensor, dtype=_dtypes.string)
@@ -210,11 +215,51 @@ def _queue(dynamic_pad, capacity, types, shapes, shared_name):
     return FIFOQueue(capacity=capacity, dtypes=types, shapes=shapes, shared_name=shared_name)
 
 
-def _enqueue_ops(queue, tensor_list_list, enqueue_many, threads=None):
+def _validate_keep_input(keep_input, enqueue_many):
+    keep_input = convert_to_tensor(keep_input)
+    if keep_input.shape.ndims is None:
+        raise ValueError("`keep_input` dimensions must be known at graph construction.")
+    if not enqueue_many and keep_input.shape.ndims == 1:
+        raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
+    if keep_input.shape.ndims > 1:
+        raise ValueError("`keep_input` must be 0 or 1 dimensions.")
+    return keep_input
+
+
+def _select_which_to_enqueue(tensor_list, keep_input):
+    """The rows (dimension 0) of each tensor where keep_input is true (TF1's
+    DynamicPartition into 2)."""
+    select = math_ops.cast(keep_input, _dtypes.int32)
+    return [host_ops.dynamic_partition(x, select, num_partitions=2)[1] for x in tensor_list]
+
+
+def _keep_input_enqueue(queue, tensor_list, keep_input, enqueue_many):
+    """The enqueue op of one list of tensors, honouring `keep_input`."""
     fn = queue.enqueue_many if enqueue_many else queue.enqueue
+    if keep_input is None:
+        return fn(tensor_list)
+    if keep_input.shape.ndims == 1:
+        return fn(_select_which_to_enqueue(tensor_list, keep_input))
+    keep = static_value(keep_input)
+    if keep is not None:  # TF1's smart_cond: a constant picks the branch now
+        return fn(tensor_list) if bool(keep) else control_ops.no_op()
+    # A scalar known only at run time: TF1 enqueues inside tf.cond. A queue op cannot
+    # run in a compiled branch here, so the element(s) are enqueued as rows selected by
+    # keep_input, which enqueues the same.
+    if enqueue_many:
+        rows = tensor_list
+        keep_rows = array_ops.fill(array_ops.shape(tensor_list[0])[:1], keep_input)
+    else:
+        rows = [array_ops.expand_dims(t, 0) for t in tensor_list]
+        keep_rows = array_ops.reshape(keep_input, [1])
+    return queue.enqueue_many(_select_which_to_enqueue(rows, keep_rows))
+
+
+def _enqueue_ops(queue, tensor_list_list, enqueue_many, threads=None, keep_input=None):
     if threads is not None:  # one op, run by `threads` threads
-        return [fn(tensor_list_list[0])] * threads
-    return [fn(tl) for tl in tensor_list_list]
+        return [_keep_input_enqueue(queue, tensor_list_list[0], keep_input, enqueue_many)] \
+            * threads
+    return [_keep_input_enqueue(queue, tl, keep_input, enqueue_many) for tl in tensor_list_list]
 
 
 def _dequeue(queue, batch_size, allow_smaller_final_batch, scope):
@@ -232,18 +277,20 @@ def _check_shapes_for_queue(shapes, dynamic_pad):
 
 
 def _fifo_batch(tensors_list, join, batch_size, num_threads, capacity, enqueue_many, shapes,
-                dynamic_pad, allow_smaller_final_batch, shared_name, name):
+                dynamic_pad, allow_smaller_final_batch, shared_name, name, keep_input=None):
     default = "batch_join" if join else "batch"
     lists = _as_tensor_list_list(tensors_list) if join else [_as_tensor_list(tensors_list)]
     with _graph.name_scope(name or default) as scope:
         lists = _validate_join(lists) if join else [_validate(lists[0], "batch")]
+        if keep_input is not None:
+            keep_input = _validate_keep_input(keep_input, enqueue_many)
         types = _types_of(lists)
         shapes = _shapes(lists, shapes, enqueue_many)
         _check_shapes_for_queue(shapes, dynamic_pad)
         queue = _queue(dynamic_pad, capacity, types, shapes, shared_name)
-        enqueue = _enqueue_ops(queue, lists, enqueue_many, None if join else num_threads)
+        enqueue = _enqueue_ops(queue, lists, enqueue_many, None if join else num_threads,
+                               keep_input)
         add_queue_runner(QueueRunner(queue, enqueue))
-        from tensorflux._src.ops.math import math_ops
         _summary_scalar(f"fraction_of_{capacity}_full",
                         math_ops.cast(queue.size(), _dtypes.float32) * (1.0 / capacity))
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
@@ -251,7 +298,8 @@ def _fifo_batch(tensors_list, join, batch_size, num_threads, capacity, enqueue_m
 
 
 def _shuffle_batch(tensors_list, join, batch_size, capacity, min_after_dequeue, num_threads,
-                   seed, enqueue_many, shapes, allow_smaller_final_batch, shared_name, name):
+                   seed, enqueue_many, shapes, allow_smaller_final_batch, shared_name, name,
+                   keep_input=None):
     default = "shuffle_batch_join" if join else "shuffle_batch"
     lists = _as_tensor_list_list(tensors_list) if join else [_as_tensor_list(tensors_list)]
     with _graph.name_scope(name or default) as scope:
@@ -259,15 +307,17 @@ def _shuffle_batch(tensors_list, join, batch_size, capacity, min_after_dequeue, 
             raise ValueError(f"capacity {capacity} must be bigger than min_after_dequeue "
                              f"{min_after_dequeue}.")
         lists = _validate_join(lists) if join else [_validate(lists[0], "shuffle_batch")]
+        if keep_input is not None:
+            keep_input = _validate_keep_input(keep_input, enqueue_many)
         types = _types_of(lists)
         shapes = _shapes(lists, shapes, enqueue_many)
         _check_shapes_for_queue(shapes, False)
         queue = RandomShuffleQueue(capacity=capacity, min_after_dequeue=min_after_dequeue,
                                    seed=seed, dtypes=types, shapes=shapes,
                                    shared_name=shared_name)
-        enqueue = _enqueue_ops(queue, lists, enqueue_many, None if join else num_threads)
+        enqueue = _enqueue_ops(queue, lists, enqueue_many, None if join else num_threads,
+                               keep_input)
         add_queue_runner(QueueRunner(queue, enqueue))
-        from tensorflux._src.ops.math import math_ops
         full = math_ops.cast(math_ops.maximum(0, queue.size() - min_after_dequeue),
                              _dtypes.float32) * (1.0 / (capacity - min_after_dequeue))
         _summary_scalar(f"fraction_over_{min_after_dequeue}_of_"
@@ -307,3 +357,40 @@ def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, se
     return _shuffle_batch(tensors_list, True, batch_size, capacity, min_after_dequeue, None,
                           seed, enqueue_many, shapes, allow_smaller_final_batch, shared_name,
                           name)
+
+
+# -- with keep_input: elements (or rows) whose keep_input is false are not enqueued --------
+def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32,
+                enqueue_many=False, shapes=None, dynamic_pad=False,
+                allow_smaller_final_batch=False, shared_name=None, name=None):
+    """`batch` that enqueues only where `keep_input` (a bool scalar, or with
+    enqueue_many a vector over the rows) is true."""
+    return _fifo_batch(tensors, False, batch_size, num_threads, capacity, enqueue_many,
+                       shapes, dynamic_pad, allow_smaller_final_batch, shared_name, name,
+                       keep_input)
+
+
+def maybe_batch_join(tensors_list, keep_input, batch_size, capacity=32, enqueue_many=False,
+                     shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
+                     shared_name=None, name=None):
+    """`batch_join` with `keep_input` (see maybe_batch)."""
+    return _fifo_batch(tensors_list, True, batch_size, None, capacity, enqueue_many, shapes,
+                       dynamic_pad, allow_smaller_final_batch, shared_name, name, keep_input)
+
+
+def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
+                        num_threads=1, seed=None, enqueue_many=False, shapes=None,
+                        allow_smaller_final_batch=False, shared_name=None, name=None):
+    """`shuffle_batch` with `keep_input` (see maybe_batch)."""
+    return _shuffle_batch(tensors, False, batch_size, capacity, min_after_dequeue,
+                          num_threads, seed, enqueue_many, shapes, allow_smaller_final_batch,
+                          shared_name, name, keep_input)
+
+
+def maybe_shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue,
+                             keep_input, seed=None, enqueue_many=False, shapes=None,
+                             allow_smaller_final_batch=False, shared_name=None, name=None):
+    """`shuffle_batch_join` with `keep_input` (see maybe_batch)."""
+    return _shuffle_batch(tensors_list, True, batch_size, capacity, min_after_dequeue, None,
+                          seed, enqueue_many, shapes, allow_smaller_final_batch, shared_name,
+                          name, keep_input)

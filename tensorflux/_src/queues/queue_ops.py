@@ -1,6 +1,7 @@
 """Queue ops (host records, TF's names): FIFOQueueV2, RandomShuffleQueueV2,
-PaddingFIFOQueueV2 create a queue; QueueEnqueueV2, QueueEnqueueManyV2, QueueDequeueV2,
-QueueDequeueManyV2, QueueDequeueUpToV2, QueueCloseV2, QueueSizeV2, QueueIsClosedV2 use it.
+PaddingFIFOQueueV2, PriorityQueueV2 create a queue; QueueEnqueueV2, QueueEnqueueManyV2,
+QueueDequeueV2, QueueDequeueManyV2, QueueDequeueUpToV2, QueueCloseV2, QueueSizeV2,
+QueueIsClosedV2 use it.
 
 A queue is a resource of the Session that runs it (two Sessions have independent
 queues). The creating op returns a resource handle: the queue's key in the Session's
@@ -110,6 +111,16 @@ def _creator(make_queue):
 
 _create_fifo = _creator(queue_state.Queue)
 _create_padding = _creator(queue_state.PaddingFIFOQueue)
+_create_priority_queue = _creator(queue_state.PriorityQueue)
+
+
+def _create_priority(*, component_types, shapes, capacity, shared_name, node_name,
+                     session_state):
+    # The queue holds the int64 priority as component 0, then the given components.
+    return _create_priority_queue(
+        component_types=(_dtypes.int64,) + tuple(component_types),
+        shapes=((),) + tuple(shapes) if shapes else (), capacity=capacity,
+        shared_name=shared_name, node_name=node_name, session_state=session_state)
 
 
 def _create_shuffle(*, component_types, shapes, capacity, min_after_dequeue, seed, seed2,
@@ -127,6 +138,7 @@ _scalar = lambda op: TensorShape([])  # noqa: E731
 for _name, _host, _extra in (
         ("FIFOQueueV2", _create_fifo, {}),
         ("PaddingFIFOQueueV2", _create_padding, {}),
+        ("PriorityQueueV2", _create_priority, {}),
         ("RandomShuffleQueueV2", _create_shuffle,
          {"min_after_dequeue": 0, "seed": 0, "seed2": 0})):
     register(OpDef(_name, inputs=(), outputs=("handle: resource",),

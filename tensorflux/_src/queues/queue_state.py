@@ -24,6 +24,7 @@ strings).
 from __future__ import annotations
 
 import collections
+import heapq
 import threading
 
 import numpy as np
@@ -294,3 +295,64 @@ class PaddingFIFOQueue(Queue):
                 batch[(j,) + tuple(slice(0, n) for n in v.shape)] = v
             out.append(batch)
         return out
+
+
+class PriorityQueue(Queue):
+    """Component 0 is an int64 scalar priority; the smallest priority dequeues first
+    (ties in arrival order). As TF's kernel, `dequeue_many(n)` waits until n elements are
+    there, so each batch is sorted."""
+
+    kind = "PriorityQueue"
+
+    def __init__(self, name, capacity, dtypes, shapes):
+        super().__init__(name, capacity, dtypes, shapes)
+        self._items = []  # heap of (priority, arrival, element)
+        self._arrivals = 0
+
+    def _check_element(self, components, batched):
+        super()._check_element(components, batched)
+        priority = components[0]
+        shape = priority.shape[1:] if batched else priority.shape
+        if shape != ():
+            raise errors.InvalidArgumentError(
+                None, None, f"Expected the priority element to be a scalar, but received "
+                f"shape: {_shape_str(shape)}")
+
+    def _try_enqueues(self):
+        progress = False
+        while self._enqueues:
+            attempt = self._enqueues[0]
+            if attempt.count is None or self.closed:
+                return super()._try_enqueues() or progress
+            while attempt.taken and len(self._items) < self.capacity:
+                element = attempt.taken.popleft()
+                heapq.heappush(self._items, (int(element[0]), self._arrivals, element))
+                self._arrivals += 1
+                progress = True
+            if attempt.taken:
+                return progress
+            self._finish(attempt)
+            self._enqueues.popleft()
+            progress = True
+        return progress
+
+    def _try_dequeues(self):
+        progress = False
+        while self._dequeues:
+            attempt = self._dequeues[0]
+            size = len(self._items)
+            if self.closed and (size == 0 or (not attempt.allow_small
+                                              and size < attempt.count)):
+                self._finish(attempt, errors.OutOfRangeError(
+                    None, None, f"{self.kind} '{self.name}' is closed and has insufficient "
+                    f"elements (requested {attempt.count}, current size {size})"))
+            elif size < attempt.count and (size == 0 or not (self.closed
+                                                              and attempt.allow_small)):
+                return progress  # wait for the whole batch
+            else:
+                for _ in range(min(size, attempt.count)):
+                    attempt.taken.append(heapq.heappop(self._items)[2])
+                self._finish(attempt)
+            self._dequeues.popleft()
+            progress = True
+        return progress

@@ -1,7 +1,9 @@
 """Fetch structures: any nesting of lists, tuples, namedtuples and dicts of graph elements.
 
-A `tf.SparseTensor` leaf is fetched as its three tensors and comes back as a
-`tf.SparseTensorValue(indices, values, dense_shape)`, as in TF1.
+A composite leaf is fetched as its component tensors: a `tf.SparseTensor` comes back as a
+`tf.SparseTensorValue(indices, values, dense_shape)`, a `tf.RaggedTensor` as a
+`tf.ragged.RaggedTensorValue`, a `tf.IndexedSlices` as a `tf.IndexedSlicesValue`, as in
+TF1.
 
 `flatten(graph, fetches)` resolves every leaf to a Tensor or Operation and returns the
 unique tensors to compute, the ops to run, and a function rebuilding the user's
@@ -12,7 +14,7 @@ a Session caches on.
 from __future__ import annotations
 
 from tensorflux._src.framework.operation import Operation, Tensor
-from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from tensorflux._src.framework.composite_tensor import CompositeTensor
 
 
 def structure_key(fetches):
@@ -58,9 +60,9 @@ def flatten(graph, fetches, session=None):
                 return lambda values: kind(*(p(values) for p in parts))
             kind = type(fetch)
             return lambda values: kind(p(values) for p in parts)
-        if isinstance(fetch, SparseTensor):
-            parts = [build(t) for t in (fetch.indices, fetch.values, fetch.dense_shape)]
-            return lambda values: SparseTensorValue(*(p(values) for p in parts))
+        if isinstance(fetch, CompositeTensor):
+            parts = [build(t) for t in fetch._components()]
+            return lambda values: fetch._value_from_components([p(values) for p in parts])
         element = _resolve_leaf(graph, fetch)
         if isinstance(element, Operation):
             if element not in targets:
@@ -81,8 +83,9 @@ def flatten(graph, fetches, session=None):
         return lambda values: values[i]
 
     rebuild = build(fetches)
-    if not isinstance(fetches, (list, tuple, dict, SparseTensor)) and not (
+    if not isinstance(fetches, (list, tuple, dict, CompositeTensor)) and not (
             tensors and tensors[0].op.type == "GetSessionHandle"):
         # A single fetch: skip the closure on the hot path.
         rebuild = (lambda values: values[0]) if tensors else (lambda values: None)
     return tensors, targets, rebuild
+

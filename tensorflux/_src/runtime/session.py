@@ -17,6 +17,7 @@ import numpy as np
 
 from tensorflux._src.compiler.executable import CompileStats, Executable
 from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework.composite_tensor import CompositeTensor
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
@@ -215,7 +216,7 @@ class BaseSession:
         if not feed_dict:
             return (), ()
         keys, values = [], []
-        for key, value in feed_dict.items():
+        for key, value in _expand_composite_feeds(feed_dict):
             tensor = key if type(key) is Tensor else self._feed_tensor(key)
             if type(value) is not np.ndarray or value.dtype != tensor._dtype._np_dtype:
                 if isinstance(value, TensorHandle):  # its string, or the value it holds
@@ -286,6 +287,23 @@ class BaseSession:
 
     def __del__(self):
         self._closed = True
+
+
+def _expand_composite_feeds(feed_dict):
+    """(key, value) pairs with composite keys (a SparseTensor fed a SparseTensorValue or
+    a tuple, a RaggedTensor fed a RaggedTensorValue, an IndexedSlices fed an
+    IndexedSlicesValue) opened into their components."""
+    for key, value in feed_dict.items():
+        if isinstance(key, CompositeTensor):
+            pending = list(key._feed_components(value))
+            while pending:
+                k, v = pending.pop(0)
+                if isinstance(k, CompositeTensor):
+                    pending[:0] = k._feed_components(v)
+                else:
+                    yield k, v
+        else:
+            yield key, value
 
 
 def _feed_array(tensor, key, value):

@@ -12,11 +12,12 @@ import numpy as np
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.train.session_run_hook import SessionRunArgs, SessionRunHook
+from tensorflux._src.train.timeline import Timeline, run_metadata_proto
 
 __all__ = ["SecondOrStepTimer", "StopAtStepHook", "NanLossDuringTrainingError",
            "NanTensorHook", "LoggingTensorHook", "CheckpointSaverListener",
            "CheckpointSaverHook", "SummarySaverHook", "StepCounterHook", "FinalOpsHook",
-           "FeedFnHook"]
+           "FeedFnHook", "GlobalStepWaiterHook", "ProfilerHook"]
 
 logger = logging.getLogger("tensorflux")
 
@@ -360,3 +361,86 @@ class FeedFnHook(SessionRunHook):
 
     def before_run(self, run_context):
         return SessionRunArgs(fetches=None, feed_dict=self.feed_fn())
+
+
+class GlobalStepWaiterHook(SessionRunHook):
+    """Delays the first run until the global step reaches `wait_until_step` (a worker
+    waiting for the chief), polling every half second."""
+
+    def __init__(self, wait_until_step):
+        self._wait_until_step = wait_until_step
+
+    def begin(self):
+        self._worker_is_started = False
+        self._global_step = _global_step_tensor("_GlobalStepWaiterHook")
+
+    def before_run(self, run_context):
+        if self._worker_is_started:
+            return None
+        if self._wait_until_step <= 0:
+            self._worker_is_started = True
+            return None
+        logger.info("Waiting for global step %d before starting training.",
+                    self._wait_until_step)
+        last_logged_step = 0
+        while True:
+            current_step = run_context.session.run(self._global_step)
+            if current_step >= self._wait_until_step:
+                self._worker_is_started = True
+                return None
+            if current_step - last_logged_step > 1000:
+                logger.info("Waiting for global step %d before starting training. Current "
+                            "step is %d.", self._wait_until_step, current_step)
+                last_logged_step = current_step
+            time.sleep(0.5)
+
+
+class ProfilerHook(SessionRunHook):
+    """Every `save_steps` steps (or `save_secs` seconds) traces a run and writes its
+    Chrome trace to `output_dir/timeline-<step>.json` (and the RunMetadata to the
+    event file as `step_<step>`)."""
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir="", show_dataflow=True,
+                 show_memory=False):
+        self._output_file = os.path.join(output_dir, "timeline-{}.json")
+        self._output_dir = output_dir
+        self._file_writer = None
+        self._show_dataflow = show_dataflow
+        self._show_memory = show_memory
+        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+
+    def begin(self):
+        from tensorflux._src.summary.writer import FileWriterCache
+        self._file_writer = FileWriterCache.get(self._output_dir)
+        self._next_step = None
+        self._global_step = _global_step_tensor("ProfilerHook")
+
+    def before_run(self, run_context):
+        from tensorflux._src.runtime.config import RunOptions
+        self._request_summary = (self._next_step is not None
+                                 and self._timer.should_trigger_for_step(self._next_step))
+        options = RunOptions(trace_level=RunOptions.FULL_TRACE) if self._request_summary \
+            else None
+        return SessionRunArgs({"global_step": self._global_step}, options=options)
+
+    def after_run(self, run_context, run_values):
+        stale_step = int(run_values.results["global_step"])
+        if self._next_step is None:
+            # The timer starts now: the first trace is N steps or seconds away.
+            self._timer.update_last_triggered_step(stale_step)
+        step = stale_step + 1
+        if self._request_summary:
+            step = int(run_context.session.run(self._global_step))
+            self._timer.update_last_triggered_step(step)
+            self._save(step, self._output_file.format(step),
+                       run_values.run_metadata.step_stats, run_context.session.graph)
+            self._file_writer.add_run_metadata(run_metadata_proto(run_values.run_metadata),
+                                               f"step_{step}")
+        self._next_step = step + 1
+
+    def _save(self, step, save_path, step_stats, graph):
+        logger.info("Saving timeline for %d into '%s'.", step, save_path)
+        trace = Timeline(step_stats, graph).generate_chrome_trace_format(
+            show_dataflow=self._show_dataflow, show_memory=self._show_memory)
+        with open(save_path, "w") as f:
+            f.write(trace)

@@ -10,7 +10,9 @@ checkpoint exists") or deletes `<prefix>.data-?????-of-?????` keeps working. Eac
 file is a plain safetensors file that `safetensors.numpy.load_file` reads directly,
 keyed by checkpoint name (`dense/kernel`); bfloat16 is stored natively (BF16).
 complex128, which safetensors lacks, is stored as a flat float64 array of (real, imag)
-pairs and the index records the real dtype and shape. The index looks like:
+pairs, and strings (a lookup table's keys) as one uint8 array: each string's length as
+a little-endian uint64, then the strings' bytes; the index records the real dtype and
+shape. The index looks like:
 
     {"format": "tensorflux.checkpoint", "version": 1, "save_id": "3f2a...",
      "num_shards": 1,
@@ -40,7 +42,7 @@ FORMAT = "tensorflux.checkpoint"
 VERSION = 1
 
 # dtype name -> how it is stored when safetensors has no such dtype.
-_ENCODINGS = {"complex128": "float64_pairs"}
+_ENCODINGS = {"complex128": "float64_pairs", "string": "length_prefixed_bytes"}
 
 
 def index_file(prefix):
@@ -96,18 +98,33 @@ def write_index(prefix, entries, num_shards, save_id):
 
 
 def _dtype_name(name, value):
-    dtype = _dtypes.as_dtype(value.dtype)
-    if dtype == _dtypes.string:
-        raise TypeError(f"Cannot save {name!r}: string tensors are not supported in "
-                        f"tensorflux checkpoints.")
-    return dtype.name
+    return _dtypes.as_dtype(value.dtype).name
 
 
 def _encode(value):
     value = np.asarray(value, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
     if value.dtype == np.complex128:
         return value.reshape(-1).view(np.float64)
+    if value.dtype == np.object_:
+        strings = [s.encode("utf-8") if isinstance(s, str) else bytes(s)
+                   for s in value.reshape(-1)]
+        lengths = np.array([len(s) for s in strings], dtype="<u8")
+        return np.frombuffer(lengths.tobytes() + b"".join(strings), dtype=np.uint8)
     return value
+
+
+def _decode_strings(stored, shape):
+    count = int(np.prod(shape, dtype=np.int64))
+    raw = stored.tobytes()
+    lengths = np.frombuffer(raw[:8 * count], dtype="<u8")
+    out = np.empty(count, dtype=object)
+    pos = 8 * count
+    for i, length in enumerate(lengths.tolist()):
+        out[i] = raw[pos:pos + length]
+        pos += length
+    if pos != len(raw):
+        raise ValueError(f"{len(raw) - pos} bytes left after {count} strings")
+    return out.reshape(shape)
 
 
 def _write_shard(path, arrays, save_id):
@@ -217,6 +234,11 @@ def _decode(name, stored, entry, path):
     shape = tuple(entry["shape"])
     if _ENCODINGS.get(entry["dtype"]) == "float64_pairs":
         stored = stored.view(np.complex128).reshape(shape)
+    elif _ENCODINGS.get(entry["dtype"]) == "length_prefixed_bytes":
+        try:
+            return _decode_strings(stored, shape)
+        except ValueError as e:
+            raise _data_loss(path, f"tensor {name} is not {list(shape)} strings: {e}") from None
     if stored.dtype != dtype or stored.shape != shape:
         raise _data_loss(path, f"tensor {name} holds {stored.dtype} {list(stored.shape)}, "
                                f"the index says {entry['dtype']} {list(shape)}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 import numpy as np
 
@@ -19,10 +20,10 @@ from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.train import checkpoint_format, checkpoint_management
 from tensorflux._src.train import variable_scope as _vs
-from tensorflux._src.train.variables import Variable
+from tensorflux._src.train.variables import PartitionedVariable, Variable
 
 __all__ = ["NewCheckpointReader", "load_checkpoint", "load_variable", "list_variables",
-           "init_from_checkpoint"]
+           "init_from_checkpoint", "checkpoints_iterator"]
 
 _log = logging.getLogger("tensorflux")
 
@@ -87,16 +88,33 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
 
 
 def _resolve_variable(current, store_vars):
-    """The Variable `current` names, or None for a scope name."""
+    """The Variable `current` names (or the list of parts of a partitioned one), or None
+    for a scope name."""
     if isinstance(current, Variable):
         return current
+    if isinstance(current, PartitionedVariable):
+        return list(current)
     if isinstance(current, (list, tuple)):
-        raise ValueError("init_from_checkpoint: lists of variables (partitioned variables) are "
-                         "not supported; tensorflux variables are never partitioned.")
+        if not all(isinstance(v, Variable) for v in current):
+            raise TypeError(f"assignment_map values must be variables or variable/scope "
+                            f"names, got {current!r}")
+        return list(current)
     if not isinstance(current, str):
         raise TypeError(f"assignment_map values must be variables or variable/scope names, "
                         f"got {current!r}")
-    return store_vars.get(current)
+    var = store_vars.get(current)
+    return var if var is not None else _collect_partitioned_variable(current, store_vars)
+
+
+def _collect_partitioned_variable(name, store_vars):
+    """The parts `name/part_0`, `name/part_1`, ... in the store, or None."""
+    if f"{name}/part_0" not in store_vars:
+        return None
+    parts, i = [], 0
+    while f"{name}/part_{i}" in store_vars:
+        parts.append(store_vars[f"{name}/part_{i}"])
+        i += 1
+    return parts
 
 
 def _init_one(reader, ckpt_dir_or_file, variable_map, tensor_name_in_ckpt, var):
@@ -113,7 +131,9 @@ def _init_scope(reader, ckpt_dir_or_file, variable_map, tensor_name_in_ckpt, cur
     if not tensor_name_in_ckpt.endswith("/"):
         raise ValueError(f"Assignment map with scope only name {scopes} should map to scope "
                          f"only {tensor_name_in_ckpt}. Should be 'scope/': 'other_scope/'.")
-    for var_name in sorted(n for n in store_vars if not scopes or n.startswith(scopes + "/")):
+    # A partitioned variable's parts count once, under the variable's own name.
+    names = sorted({n[:n.index("/part_")] if "/part_" in n else n for n in store_vars})
+    for var_name in (n for n in names if not scopes or n.startswith(scopes + "/")):
         full_tensor_name = var_name[len(scopes):]
         if current != "/":
             full_tensor_name = full_tensor_name[1:]
@@ -124,17 +144,28 @@ def _init_scope(reader, ckpt_dir_or_file, variable_map, tensor_name_in_ckpt, cur
             raise ValueError(f"Tensor {full_tensor_name} ({var_name[len(scopes) + 1:]} in "
                              f"{tensor_name_in_ckpt}) is not found in {ckpt_dir_or_file} "
                              f"checkpoint")
-        _set_checkpoint_initializer(store_vars[var_name], reader, full_tensor_name,
-                                    variable_map)
+        _set_checkpoint_initializer(_resolve_variable(var_name, store_vars), reader,
+                                    full_tensor_name, variable_map)
 
 
 def _set_checkpoint_initializer(variable, reader, tensor_name, variable_map):
-    """Replaces `variable`'s initializer by an assign of the checkpoint's value."""
+    """Replaces `variable`'s initializer by an assign of the checkpoint's value (for
+    the parts of a partitioned variable, each part's slice of it)."""
+    if isinstance(variable, list):
+        for part in variable:
+            _set_checkpoint_initializer(part, reader, tensor_name, variable_map)
+        return
     from tensorflux._src.ops.state import state_ops
     from tensorflux._src.ops.constant import constant
 
     saved_shape = variable_map[tensor_name]
-    if not variable.shape.is_compatible_with(saved_shape):
+    info = variable._get_save_slice_info()
+    if info is not None:
+        if list(info.full_shape) != list(saved_shape):
+            raise ValueError(f"Shape of variable {info.full_name} ({info.full_shape}) doesn't "
+                             f"match with shape of tensor {tensor_name} ({saved_shape}) from "
+                             f"checkpoint reader.")
+    elif not variable.shape.is_compatible_with(saved_shape):
         raise ValueError(f"Shape of variable {variable.name} ({variable.shape}) doesn't match "
                          f"with shape of tensor {tensor_name} ({saved_shape}) from checkpoint "
                          f"reader.")
@@ -145,6 +176,8 @@ def _set_checkpoint_initializer(variable, reader, tensor_name, variable_map):
             None, variable.op, f"tensor_name = {tensor_name}; expected dtype {dtype._tf_name} "
                                f"does not equal original dtype {saved_dtype._tf_name}")
     value = np.asarray(reader.get_tensor(tensor_name))
+    if info is not None:
+        value = value[tuple(slice(o, o + n) for o, n in zip(info.var_offset, info.var_shape))]
     graph = variable.graph
     # Both ops on the variable's device: the initializer's run is placed by its ops, and
     # the restored value must land where the variable lives.
@@ -154,3 +187,43 @@ def _set_checkpoint_initializer(variable, reader, tensor_name, variable_map):
                                    validate_shape=variable.shape.is_fully_defined()).op
     variable._initializer_op = init_op
     variable._initial_value = initial_value
+
+
+# -- waiting for checkpoints (an evaluation job following a training job) -------------------
+def wait_for_new_checkpoint(checkpoint_dir, last_checkpoint=None, seconds_to_sleep=1,
+                            timeout=None):
+    """The latest checkpoint of `checkpoint_dir` once it differs from `last_checkpoint`,
+    or None after `timeout` seconds."""
+    _log.info("Waiting for new checkpoint at %s", checkpoint_dir)
+    stop_time = time.time() + timeout if timeout is not None else None
+    while True:
+        path = checkpoint_management.latest_checkpoint(checkpoint_dir)
+        if path is None or path == last_checkpoint:
+            if stop_time is not None and time.time() + seconds_to_sleep > stop_time:
+                return None
+            time.sleep(seconds_to_sleep)
+        else:
+            _log.info("Found new checkpoint at %s", path)
+            return path
+
+
+def checkpoints_iterator(checkpoint_dir, min_interval_secs=0, timeout=None, timeout_fn=None):
+    """Yields each new checkpoint of `checkpoint_dir` as it appears, at most one per
+    `min_interval_secs`. After `timeout` seconds without a new one it ends, unless
+    `timeout_fn()` returns False (then it keeps waiting)."""
+    checkpoint_path = None
+    while True:
+        new_path = wait_for_new_checkpoint(checkpoint_dir, checkpoint_path, timeout=timeout)
+        if new_path is None:
+            if not timeout_fn:
+                _log.info("Timed-out waiting for a checkpoint.")
+                return
+            if timeout_fn():
+                return
+            continue
+        start = time.time()
+        checkpoint_path = new_path
+        yield checkpoint_path
+        time_to_next = start + min_interval_secs - time.time()
+        if time_to_next > 0:
+            time.sleep(time_to_next)

@@ -11,10 +11,13 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.random import random_ops
 from tensorflux._src.ops.array.gather_ops import where
 
-__all__ = ["exponential_decay", "piecewise_constant", "polynomial_decay", "natural_exp_decay",
-           "inverse_time_decay", "cosine_decay", "cosine_decay_restarts", "linear_warmup"]
+__all__ = ["exponential_decay", "piecewise_constant", "piecewise_constant_decay",
+           "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",
+           "cosine_decay_restarts", "linear_cosine_decay", "noisy_linear_cosine_decay",
+           "linear_warmup"]
 
 
 def _float_step(learning_rate, global_step):
@@ -57,6 +60,10 @@ def piecewise_constant(x, boundaries, values, name=None):
             result = where(x <= math_ops.cast(b, x.dtype), v, result)
         from tensorflux._src.ops.array.array_ops import identity
         return identity(result, name=scope)
+
+
+# TF1 exports the same function under both names.
+piecewise_constant_decay = piecewise_constant
 
 
 def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=0.0001,
@@ -129,6 +136,51 @@ def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2
         cosine = 0.5 * m_fac * (1.0 + math_ops.cos(math.pi * fraction))
         alpha = math_ops.cast(alpha, lr.dtype)
         return math_ops.multiply(lr, (1.0 - alpha) * cosine + alpha, name=scope)
+
+
+def _linear_cosine(lr, step, decay_steps, num_periods, alpha, beta, noise=None):
+    """(alpha + linear + noise) * cosine + beta, with step capped at decay_steps (TF1)."""
+    decay = math_ops.cast(decay_steps, lr.dtype)
+    step = math_ops.minimum(step, decay)
+    linear = (decay - step) / decay
+    if noise is not None:
+        linear = linear + noise(step)
+    fraction = 2.0 * math_ops.cast(num_periods, lr.dtype) * (step / decay)
+    cosine = 0.5 * (1.0 + math_ops.cos(math.pi * fraction))
+    return (math_ops.cast(alpha, lr.dtype) + linear) * cosine + math_ops.cast(beta, lr.dtype)
+
+
+def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5, alpha=0.0,
+                        beta=0.001, name=None):
+    """lr * ((alpha + linear) * cosine + beta): linear = (decay_steps - step) / decay_steps,
+    cosine = 0.5 * (1 + cos(2 pi num_periods step / decay_steps)), step <= decay_steps."""
+    if global_step is None:
+        raise ValueError("linear cosine decay requires global_step")
+    with _graph.name_scope(name, "LinearCosineDecay", [learning_rate, global_step]) as scope:
+        lr, step = _float_step(learning_rate, global_step)
+        decayed = _linear_cosine(lr, step, decay_steps, num_periods, alpha, beta)
+        return math_ops.multiply(lr, decayed, name=scope)
+
+
+def noisy_linear_cosine_decay(learning_rate, global_step, decay_steps, initial_variance=1.0,
+                              variance_decay=0.55, num_periods=0.5, alpha=0.0, beta=0.001,
+                              name=None):
+    """linear_cosine_decay with N(0, initial_variance / (1 + step) ** variance_decay) noise
+    added to the linear part (a fresh draw every run)."""
+    if global_step is None:
+        raise ValueError("noisy linear cosine decay requires global_step")
+    with _graph.name_scope(name, "NoisyLinearCosineDecay",
+                           [learning_rate, global_step]) as scope:
+        lr, step = _float_step(learning_rate, global_step)
+
+        def noise(capped_step):
+            variance = math_ops.cast(initial_variance, lr.dtype) / math_ops.pow(
+                1.0 + capped_step, math_ops.cast(variance_decay, lr.dtype))
+            return random_ops.random_normal([], stddev=math_ops.sqrt(variance),
+                                            dtype=lr.dtype)
+
+        decayed = _linear_cosine(lr, step, decay_steps, num_periods, alpha, beta, noise)
+        return math_ops.multiply(lr, decayed, name=scope)
 
 
 def linear_warmup(learning_rate, global_step, warmup_steps, name=None):

@@ -11,6 +11,8 @@ loop without an error, and `close()` runs the hooks' `end`.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 
 from tensorflux._src.framework import errors
@@ -60,19 +62,28 @@ class Scaffold:
     def init_fn(self):
         return self._init_fn
 
+    @staticmethod
+    def default_local_init_op():
+        """TF1's default local init: the local variables' initializers and every table's
+        (TABLE_INITIALIZERS), grouped."""
+        from tensorflux._src.ops.control.control_ops import group
+        from tensorflux._src.ops.state.table_init import tables_initializer
+        from tensorflux._src.train import variables
+        return group(variables.local_variables_initializer(), tables_initializer())
+
     def finalize(self):
         """Creates the default ops that were not given, then makes the graph read-only."""
         if self._finalized:
             return self
         from tensorflux._src.train import variables
-        from tensorflux._src.ops.control.control_ops import group
         graph = _graph.get_default_graph()
         if self.init_op is None:
             self.init_op = variables.global_variables_initializer()
         if self.ready_op is None:
             self.ready_op = variables.report_uninitialized_variables()
         if self.local_init_op is None:
-            self.local_init_op = group(variables.local_variables_initializer())
+            self.local_init_op = _get_or_default(GraphKeys.LOCAL_INIT_OP,
+                                                 Scaffold.default_local_init_op)
         if self.summary_op is None:
             from tensorflux._src.summary.summary_ops import merge_all
             self.summary_op = merge_all()
@@ -87,6 +98,21 @@ class Scaffold:
         graph.finalize()
         self._finalized = True
         return self
+
+
+def _get_or_default(collection_key, default_constructor):
+    """The op in `collection_key` (TF's Scaffold.get_or_default: one at most), else a new
+    default one, added to the collection."""
+    ops = _graph.get_collection(collection_key)
+    if ops:
+        if len(ops) > 1:
+            raise RuntimeError(f"More than one item in collection {collection_key}. Please "
+                               f"indicate which one to use by passing it to the constructor.")
+        return ops[0]
+    op = default_constructor()
+    if op is not None:
+        _graph.add_to_collection(collection_key, op)
+    return op
 
 
 class SessionCreator:
@@ -177,6 +203,17 @@ class MonitoredSession:
             raise RuntimeError("Run called even after should_stop requested.")
         context = SessionRunContext(SessionRunArgs(fetches, feed_dict, options), self._sess)
         hook_args = [hook.before_run(context) for hook in self._hooks]
+        options = _merge_run_options(options, [a.options for a in hook_args
+                                               if a is not None and a.options is not None])
+        if run_metadata is None:
+            # As TF1, hooks always get a RunMetadata; the run records into it (a traced
+            # run) only when asked to.
+            from tensorflux._src.runtime.config import RunMetadata
+            traced = options is not None and options.trace_level > 0
+            hook_metadata = RunMetadata()
+            run_metadata = hook_metadata if traced else None
+        else:
+            hook_metadata = run_metadata
         feeds = dict(feed_dict or {})
         for args in hook_args:
             if args is not None and args.feed_dict:
@@ -190,13 +227,45 @@ class MonitoredSession:
         results = self._sess.run([fetches, hook_fetches], feed_dict=feeds, options=options,
                                  run_metadata=run_metadata)
         for i, hook in enumerate(self._hooks):
-            hook.after_run(context, SessionRunValues(results[1].get(i), options, run_metadata))
+            hook.after_run(context, SessionRunValues(results[1].get(i), options,
+                                                     hook_metadata))
         self._should_stop = self._should_stop or context.stop_requested
         return results[0]
 
     def run_step_fn(self, step_fn):
-        """Calls `step_fn(step_context)`; `step_context.run_with_hooks` is `self.run`."""
-        return step_fn(_StepContext(self))
+        """Calls `step_fn(step_context)` (a StepContext: `session` is the raw Session,
+        `run_with_hooks` is `self.run`). `step_context.request_stop()` raises
+        StopIteration out of here, which `with MonitoredSession()` swallows, and
+        should_stop() is then True."""
+        args = _fn_args(step_fn)
+        if args != ("step_context",) and args != ("self", "step_context"):
+            raise ValueError(f"`step_fn` may either have one `step_context` argument, or "
+                             f"`self` and `step_context` arguments if it's an instance "
+                             f"method. Got {args} instead.")
+        try:
+            return step_fn(MonitoredSession.StepContext(self._sess, self.run))
+        except StopIteration:
+            self._should_stop = True
+            raise
+
+    class StepContext:
+        """What `run_step_fn` passes to `step_fn`."""
+
+        def __init__(self, session, run_with_hooks_fn):
+            self._session = session
+            self._run_with_hooks_fn = run_with_hooks_fn
+
+        @property
+        def session(self):
+            return self._session
+
+        def run_with_hooks(self, *args, **kwargs):
+            """Same as `MonitoredSession.run`."""
+            return self._run_with_hooks_fn(*args, **kwargs)
+
+        def request_stop(self):
+            """Ends step_fn (StopIteration) and makes should_stop() True."""
+            raise StopIteration("step_fn has requested the iterations to stop.")
 
     def close(self):
         self._close(run_hooks_end=True)
@@ -238,19 +307,32 @@ def _start_queue_runners(sess, coord):
     return start_queue_runners(sess, coord)
 
 
-class _StepContext:
-    def __init__(self, session):
-        self._monitored = session
+def _fn_args(fn):
+    """The names of fn's positional arguments (as TF's function_utils.fn_args, but a
+    bound method's `self` is left out; run_step_fn accepts both forms)."""
+    if isinstance(fn, functools.partial):
+        names = _fn_args(fn.func)
+        return tuple(n for n in names[len(fn.args):] if n not in (fn.keywords or {}))
+    target = fn.__call__ if not inspect.isroutine(fn) and callable(fn) else fn
+    names = tuple(p.name for p in inspect.signature(target).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    return names
 
-    @property
-    def session(self):
-        return self._monitored._sess
 
-    def run_with_hooks(self, *args, **kwargs):
-        return self._monitored.run(*args, **kwargs)
-
-    def request_stop(self):
-        self._monitored._should_stop = True
+def _merge_run_options(options, hook_options):
+    """The caller's RunOptions with the hooks' (the highest trace level, the shortest
+    timeout), as TF1's hooked session merges them."""
+    if not hook_options:
+        return options
+    from tensorflux._src.runtime.config import RunOptions
+    merged = RunOptions(trace_level=options.trace_level if options else 0,
+                        timeout_in_ms=options.timeout_in_ms if options else 0)
+    for opts in hook_options:
+        merged.trace_level = max(merged.trace_level, opts.trace_level)
+        if opts.timeout_in_ms:
+            merged.timeout_in_ms = min(t for t in (merged.timeout_in_ms, opts.timeout_in_ms)
+                                       if t) if merged.timeout_in_ms else opts.timeout_in_ms
+    return merged
 
 
 class SingularMonitoredSession(MonitoredSession):

@@ -1,8 +1,10 @@
 """`tf.train.Optimizer`: compute_gradients / apply_gradients / minimize, slots, global step.
 
 Subclasses (optimizers.py) say which slots a variable needs and which fused update op
-applies a gradient. Names follow TF1: slots `w/Adam`, `w/Adam_1`; updates under
-`Adam/update_w/ApplyAdam`; non-slot variables `beta1_power`.
+applies a gradient: `_apply_dense` for a Tensor, `_apply_sparse` for an IndexedSlices
+(the gradient of an embedding lookup), which updates only the rows it names. Names follow
+TF1: slots `w/Adam`, `w/Adam_1`; updates under `Adam/update_w/ApplyAdam`; non-slot
+variables `beta1_power`.
 """
 
 from __future__ import annotations
@@ -11,10 +13,16 @@ from tensorflux._src.autodiff.gradients import gradients
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
+from tensorflux._src.framework.indexed_slices import (IndexedSlices,
+                                                      convert_to_tensor_or_indexed_slices)
+from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.array import array_ops, host_ops
 from tensorflux._src.ops.control import control_ops
 from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.state import state_ops
+from tensorflux._src.ops.state.sparse_training_ops import deduplicate_indexed_slices_padded
 from tensorflux._src.train import variable_scope as vs
 from tensorflux._src.train.variables import Variable, trainable_variables
 
@@ -88,7 +96,11 @@ class Optimizer:
         converted = []
         for g, v in grads_and_vars:
             if g is not None:
-                g = convert_to_tensor(g)
+                try:
+                    g = convert_to_tensor_or_indexed_slices(g)
+                except TypeError:
+                    raise TypeError(f"Gradient must be convertible to a Tensor or "
+                                    f"IndexedSlices, or None: {g}") from None
             if not isinstance(v, Variable):
                 raise TypeError(f"Unsupported variable type {type(v).__name__}: optimizers "
                                 f"update tf.Variable objects")
@@ -106,7 +118,13 @@ class Optimizer:
                 if grad is None:
                     continue
                 with _graph.name_scope("update_" + var.op.name):
-                    update_ops.append(self._apply_dense(grad, var))
+                    if isinstance(grad, IndexedSlices):
+                        if getattr(var, "_constraint", None) is not None:
+                            raise RuntimeError("Cannot use a constraint function on a sparse "
+                                               "variable.")
+                        update_ops.append(self._apply_sparse_duplicate_indices(grad, var))
+                    else:
+                        update_ops.append(self._apply_dense(grad, var))
             if global_step is None:
                 apply_updates = self._finish(update_ops, scope)
             else:
@@ -165,6 +183,28 @@ class Optimizer:
     def _apply_dense(self, grad, var):
         raise NotImplementedError(f"{type(self).__name__} must implement _apply_dense")
 
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        """Applies an IndexedSlices gradient whose indices may repeat: as TF1, the values
+        of a repeated index are summed first, then `_apply_sparse` runs.
+
+        TF's deduplication (Unique) has a data-dependent size, so a step would compile
+        once per distinct count; `_apply_sparse` functions marked `handles_duplicates`
+        (the built-in optimizers', whose sparse records sum repeats themselves) get the
+        gradient as it is, and those marked `handles_padded` (Adam's, which only
+        scatter-adds) a static-shape deduplication padded with zero rows."""
+        apply_sparse = type(self)._apply_sparse
+        if getattr(apply_sparse, "handles_duplicates", False):
+            return self._apply_sparse(grad, var)
+        if getattr(apply_sparse, "handles_padded", False):
+            summed, unique = deduplicate_indexed_slices_padded(grad.values, grad.indices)
+        else:
+            summed, unique = _deduplicate_indexed_slices(grad.values, grad.indices)
+        return self._apply_sparse(IndexedSlices(summed, unique, grad.dense_shape), var)
+
+    def _apply_sparse(self, grad, var):
+        """Applies an IndexedSlices gradient with unique indices to `var`."""
+        raise NotImplementedError()
+
     def _finish(self, update_ops, name_scope):
         return control_ops.group(*update_ops, name=name_scope)
 
@@ -185,6 +225,14 @@ class Optimizer:
             if dtype not in valid:
                 raise ValueError(f"Invalid type {dtype!r} for {t.name}, expected: "
                                  f"{list(valid)}.")
+
+
+def _deduplicate_indexed_slices(values, indices):
+    """(summed values, unique indices): TF1's helper, with Unique's exact sizes."""
+    unique_indices, new_index_positions = host_ops.unique(indices)
+    summed_values = unsorted_segment_sum(values, new_index_positions,
+                                         array_ops.shape(unique_indices)[0])
+    return summed_values, unique_indices
 
 
 # -- global step ------------------------------------------------------------------------------
@@ -218,3 +266,17 @@ def get_or_create_global_step(graph=None):
     graph = graph or _graph.get_default_graph()
     step = get_global_step(graph)
     return step if step is not None else create_global_step(graph)
+
+
+def assert_global_step(global_step_tensor):
+    """Raises TypeError unless `global_step_tensor` is an integer scalar Variable or
+    Tensor (a shape that is not fully defined passes, as in TF1)."""
+    if not isinstance(global_step_tensor, (Variable, Tensor)):
+        raise TypeError(f"Existing \"global_step\" must be a Variable or Tensor: "
+                        f"{global_step_tensor}.")
+    if not global_step_tensor.dtype.base_dtype.is_integer:
+        raise TypeError(f"Existing \"global_step\" does not have integer type: "
+                        f"{global_step_tensor.dtype}")
+    shape = global_step_tensor.get_shape()
+    if shape.ndims != 0 and shape.is_fully_defined():
+        raise TypeError(f"Existing \"global_step\" is not scalar: {shape}")

@@ -2,19 +2,41 @@
 
 Defaults are TF1's (e.g. Adam 0.001/0.9/0.999/1e-8, RMSProp decay 0.9 with its mean
 square slot starting at ones, Adagrad and Ftrl accumulators at 0.1).
+
+Sparse gradients (IndexedSlices) go to `_apply_sparse`, TF1's sparse update per
+optimizer: a SparseApply* record (sparse_training_ops.py) that updates only the rows
+named, GradientDescent's scatter_sub, and Adam's dense decay of m and v plus a
+scatter_add of the new gradient terms (TF1's AdamOptimizer is not lazy: every row of
+m, v and the variable moves each step).
 """
 
 from __future__ import annotations
 
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.indexed_slices import IndexedSlices
+from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.control import control_ops
-from tensorflux._src.ops.state import init_ops
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.state import init_ops, sparse_training_ops, state_ops  # noqa: F401
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.train.optimizer import Optimizer
 
 __all__ = ["GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
            "AdagradOptimizer", "AdadeltaOptimizer", "RMSPropOptimizer", "FtrlOptimizer",
-           "ProximalGradientDescentOptimizer"]
+           "ProximalGradientDescentOptimizer", "AdagradDAOptimizer",
+           "ProximalAdagradOptimizer"]
+
+
+def _handles_duplicates(apply_sparse):
+    """Marks an `_apply_sparse` whose record sums repeated indices itself, so the base
+    class skips its deduplication (see Optimizer._apply_sparse_duplicate_indices)."""
+    apply_sparse.handles_duplicates = True
+    return apply_sparse
+
+
+def _sparse(op_type, grad, **inputs):
+    return apply_op(op_type, grad=grad.values, indices=grad.indices, **inputs).op
 
 
 class GradientDescentOptimizer(Optimizer):
@@ -28,6 +50,12 @@ class GradientDescentOptimizer(Optimizer):
     def _apply_dense(self, grad, var):
         return apply_op("ApplyGradientDescent", var=var._ref(), alpha=self._cast(self._lr_t, var),
                         delta=grad, use_locking=self._use_locking).op
+
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        # TF1: var.scatter_sub of lr * values; repeated indices accumulate in the scatter.
+        delta = IndexedSlices(grad.values * self._cast(self._lr_t, var), grad.indices,
+                              grad.dense_shape)
+        return var.scatter_sub(delta, use_locking=self._use_locking)
 
 
 class MomentumOptimizer(Optimizer):
@@ -51,6 +79,14 @@ class MomentumOptimizer(Optimizer):
                         lr=self._cast(self._lr_t, var), grad=grad,
                         momentum=self._cast(self._momentum_t, var),
                         use_locking=self._use_locking, use_nesterov=self._use_nesterov).op
+
+    @_handles_duplicates
+    def _apply_sparse(self, grad, var):
+        return _sparse("SparseApplyMomentum", grad, var=var._ref(),
+                       accum=self.get_slot(var, "momentum")._ref(),
+                       lr=self._cast(self._lr_t, var),
+                       momentum=self._cast(self._momentum_t, var),
+                       use_locking=self._use_locking, use_nesterov=self._use_nesterov)
 
 
 class AdamOptimizer(Optimizer):
@@ -86,6 +122,37 @@ class AdamOptimizer(Optimizer):
                         beta2=c(self._beta2_t), epsilon=c(self._epsilon_t), grad=grad,
                         use_locking=self._use_locking).op
 
+    def _apply_sparse_shared(self, grad, var, indices, scatter_add):
+        # TF1's formulas: every row of m and v decays, the gradient's rows are added.
+        beta1_power, beta2_power = self._get_beta_accumulators()
+        c = lambda t: self._cast(t, var)  # noqa: E731
+        beta1_power, beta2_power = c(beta1_power), c(beta2_power)
+        lr_t, beta1_t, beta2_t = c(self._lr_t), c(self._beta1_t), c(self._beta2_t)
+        epsilon_t = c(self._epsilon_t)
+        lr = lr_t * math_ops.sqrt(1 - beta2_power) / (1 - beta1_power)
+        m = self.get_slot(var, "m")
+        m_scaled_g_values = grad * (1 - beta1_t)
+        m_t = state_ops.assign(m, m * beta1_t, use_locking=self._use_locking)
+        with _graph.control_dependencies([m_t]):
+            m_t = scatter_add(m, indices, m_scaled_g_values)
+        v = self.get_slot(var, "v")
+        v_scaled_g_values = (grad * grad) * (1 - beta2_t)
+        v_t = state_ops.assign(v, v * beta2_t, use_locking=self._use_locking)
+        with _graph.control_dependencies([v_t]):
+            v_t = scatter_add(v, indices, v_scaled_g_values)
+        v_sqrt = math_ops.sqrt(v_t)
+        var_update = state_ops.assign_sub(var, lr * m_t / (v_sqrt + epsilon_t),
+                                          use_locking=self._use_locking)
+        return control_ops.group(var_update, m_t, v_t)
+
+    def _apply_sparse(self, grad, var):
+        return self._apply_sparse_shared(
+            grad.values, var, grad.indices,
+            lambda x, i, v: state_ops.scatter_add(x, i, v, use_locking=self._use_locking))
+
+    # Only scatter-adds use the deduplicated rows, so zero padding rows are harmless.
+    _apply_sparse.handles_padded = True
+
     def _finish(self, update_ops, name_scope):
         beta1_power, beta2_power = self._get_beta_accumulators()
         with _graph.control_dependencies(update_ops):
@@ -119,6 +186,12 @@ class AdagradOptimizer(Optimizer):
                         lr=self._cast(self._lr_t, var), grad=grad,
                         use_locking=self._use_locking).op
 
+    @_handles_duplicates
+    def _apply_sparse(self, grad, var):
+        return _sparse("SparseApplyAdagrad", grad, var=var._ref(),
+                       accum=self.get_slot(var, "accumulator")._ref(),
+                       lr=self._cast(self._lr_t, var), use_locking=self._use_locking)
+
 
 class AdadeltaOptimizer(Optimizer):
     def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-8, use_locking=False,
@@ -136,13 +209,19 @@ class AdadeltaOptimizer(Optimizer):
         self._rho_t = self._hyper(self._rho, "rho")
         self._epsilon_t = self._hyper(self._epsilon, "epsilon")
 
-    def _apply_dense(self, grad, var):
+    def _slots_and_hypers(self, var):
         c = lambda t: self._cast(t, var)  # noqa: E731
-        return apply_op("ApplyAdadelta", var=var._ref(),
-                        accum=self.get_slot(var, "accum")._ref(),
-                        accum_update=self.get_slot(var, "accum_update")._ref(),
-                        lr=c(self._lr_t), rho=c(self._rho_t), epsilon=c(self._epsilon_t),
-                        grad=grad, use_locking=self._use_locking).op
+        return dict(var=var._ref(), accum=self.get_slot(var, "accum")._ref(),
+                    accum_update=self.get_slot(var, "accum_update")._ref(),
+                    lr=c(self._lr_t), rho=c(self._rho_t), epsilon=c(self._epsilon_t),
+                    use_locking=self._use_locking)
+
+    def _apply_dense(self, grad, var):
+        return apply_op("ApplyAdadelta", grad=grad, **self._slots_and_hypers(var)).op
+
+    @_handles_duplicates
+    def _apply_sparse(self, grad, var):
+        return _sparse("SparseApplyAdadelta", grad, **self._slots_and_hypers(var))
 
 
 class RMSPropOptimizer(Optimizer):
@@ -178,6 +257,18 @@ class RMSPropOptimizer(Optimizer):
             return apply_op("ApplyCenteredRMSProp", var=var._ref(),
                             mg=self.get_slot(var, "mg")._ref(), **common).op
         return apply_op("ApplyRMSProp", var=var._ref(), **common).op
+
+    @_handles_duplicates
+    def _apply_sparse(self, grad, var):
+        c = lambda t: self._cast(t, var)  # noqa: E731
+        common = dict(ms=self.get_slot(var, "rms")._ref(),
+                      mom=self.get_slot(var, "momentum")._ref(), lr=c(self._lr_t),
+                      rho=c(self._decay_t), momentum=c(self._momentum_t),
+                      epsilon=c(self._epsilon_t), use_locking=self._use_locking)
+        if self._centered:
+            return _sparse("SparseApplyCenteredRMSProp", grad, var=var._ref(),
+                           mg=self.get_slot(var, "mg")._ref(), **common)
+        return _sparse("SparseApplyRMSProp", grad, var=var._ref(), **common)
 
 
 class FtrlOptimizer(Optimizer):
@@ -218,13 +309,27 @@ class FtrlOptimizer(Optimizer):
                                            "l2_shrinkage_regularization_strength")
         self._lr_power_t = self._hyper(self._lr_power, "learning_rate_power")
 
-    def _apply_dense(self, grad, var):
+    def _inputs(self, var):
+        # TF1 uses the V2 op (with l2_shrinkage) only when there is shrinkage.
         c = lambda t: self._cast(t, var)  # noqa: E731
-        return apply_op("ApplyFtrlV2", var=var._ref(), accum=self.get_slot(var, "accum")._ref(),
-                        linear=self.get_slot(var, "linear")._ref(), grad=grad,
-                        lr=c(self._lr_t), l1=c(self._l1_t), l2=c(self._l2_t),
-                        l2_shrinkage=c(self._l2_shrinkage_t), lr_power=c(self._lr_power_t),
-                        use_locking=self._use_locking).op
+        inputs = dict(var=var._ref(), accum=self.get_slot(var, "accum")._ref(),
+                      linear=self.get_slot(var, "linear")._ref(), lr=c(self._lr_t),
+                      l1=c(self._l1_t), l2=c(self._l2_t), lr_power=c(self._lr_power_t),
+                      use_locking=self._use_locking)
+        if self._l2_shrinkage > 0.0:
+            inputs["l2_shrinkage"] = c(self._l2_shrinkage_t)
+        return inputs
+
+    def _apply_dense(self, grad, var):
+        inputs = self._inputs(var)
+        op_type = "ApplyFtrlV2" if "l2_shrinkage" in inputs else "ApplyFtrl"
+        return apply_op(op_type, grad=grad, **inputs).op
+
+    @_handles_duplicates
+    def _apply_sparse(self, grad, var):
+        inputs = self._inputs(var)
+        op_type = "SparseApplyFtrlV2" if "l2_shrinkage" in inputs else "SparseApplyFtrl"
+        return _sparse(op_type, grad, **inputs)
 
 
 class ProximalGradientDescentOptimizer(Optimizer):
@@ -245,3 +350,98 @@ class ProximalGradientDescentOptimizer(Optimizer):
         return apply_op("ApplyProximalGradientDescent", var=var._ref(), alpha=c(self._lr_t),
                         l1=c(self._l1_t), l2=c(self._l2_t), delta=grad,
                         use_locking=self._use_locking).op
+
+    @_handles_duplicates
+    def _apply_sparse(self, grad, var):
+        c = lambda t: self._cast(t, var)  # noqa: E731
+        return _sparse("SparseApplyProximalGradientDescent", grad, var=var._ref(),
+                       alpha=c(self._lr_t), l1=c(self._l1_t), l2=c(self._l2_t),
+                       use_locking=self._use_locking)
+
+
+class AdagradDAOptimizer(Optimizer):
+    """Adagrad dual averaging (TF1's): the variable is a closed form of the accumulated
+    gradient and squared gradient at the current global step, so rows a batch does not
+    touch are regularized as if they had been updated every step."""
+
+    def __init__(self, learning_rate, global_step,
+                 initial_gradient_squared_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 use_locking=False, name="AdagradDA"):
+        if initial_gradient_squared_accumulator_value <= 0.0:
+            raise ValueError(f"initial_gradient_squared_accumulator_value must be positive: "
+                             f"{initial_gradient_squared_accumulator_value}")
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._initial = initial_gradient_squared_accumulator_value
+        self._l1, self._l2 = l1_regularization_strength, l2_regularization_strength
+        self._global_step = global_step
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._zeros_slot(v, "gradient_accumulator", self._name)
+            self._slot_variable(v, init_ops.constant_initializer(self._initial),
+                                "gradient_squared_accumulator", self._name + "_1")
+
+    def _prepare(self):
+        self._lr_t = convert_to_tensor(self._learning_rate, name="learning_rate")
+        # TF1: the step the update is for (global_step + 1), read once per step.
+        self._global_step_on_worker = array_ops.identity(self._global_step) + 1
+
+    def _inputs(self, var):
+        with _graph.device(var.device):
+            global_step = array_ops.identity(self._global_step_on_worker)
+        c = lambda t: self._cast(t, var)  # noqa: E731
+        return dict(var=var._ref(),
+                    gradient_accumulator=self.get_slot(var, "gradient_accumulator")._ref(),
+                    gradient_squared_accumulator=self.get_slot(
+                        var, "gradient_squared_accumulator")._ref(),
+                    lr=c(self._lr_t), l1=c(self._l1), l2=c(self._l2),
+                    global_step=global_step,
+                    use_locking=self._use_locking)
+
+    def _apply_dense(self, grad, var):
+        return apply_op("ApplyAdagradDA", grad=grad, **self._inputs(var)).op
+
+    @_handles_duplicates
+    def _apply_sparse(self, grad, var):
+        return _sparse("SparseApplyAdagradDA", grad, **self._inputs(var))
+
+
+class ProximalAdagradOptimizer(Optimizer):
+    """Adagrad's per-coordinate learning rate with TF1's proximal (Fobos) step for L1 and
+    L2 regularization."""
+
+    def __init__(self, learning_rate, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 use_locking=False, name="ProximalAdagrad"):
+        if initial_accumulator_value <= 0.0:
+            raise ValueError(f"initial_accumulator_value must be positive: "
+                             f"{initial_accumulator_value}")
+        super().__init__(use_locking, name)
+        self._learning_rate, self._initial = learning_rate, initial_accumulator_value
+        self._l1, self._l2 = l1_regularization_strength, l2_regularization_strength
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._slot_variable(v, init_ops.constant_initializer(self._initial),
+                                "accumulator", self._name)
+
+    def _prepare(self):
+        # As TF1, not cast to the variable's dtype: a float64 variable needs float64
+        # hyperparameters (tensors), as TF's type check says.
+        self._lr_t = convert_to_tensor(self._learning_rate, name="learning_rate")
+        self._l1_t = convert_to_tensor(self._l1, name="l1_regularization_strength")
+        self._l2_t = convert_to_tensor(self._l2, name="l2_regularization_strength")
+
+    def _inputs(self, var):
+        return dict(var=var._ref(), accum=self.get_slot(var, "accumulator")._ref(),
+                    lr=self._lr_t, l1=self._l1_t, l2=self._l2_t,
+                    use_locking=self._use_locking)
+
+    def _apply_dense(self, grad, var):
+        return apply_op("ApplyProximalAdagrad", grad=grad, **self._inputs(var)).op
+
+    @_handles_duplicates
+    def _apply_sparse(self, grad, var):
+        return _sparse("SparseApplyProximalAdagrad", grad, **self._inputs(var))

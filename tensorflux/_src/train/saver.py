@@ -108,6 +108,8 @@ class Saver:
         self._is_built = False
         self._is_empty = None
         self._variables = {}  # checkpoint name -> VariableV2 op
+        self._saveables = []  # saveable objects other than variables (mutable tables)
+        self._slices = {}  # checkpoint name of a partitioned variable -> [(op, SaveSliceInfo)]
         self._last_checkpoints = []  # (prefix, time saved), oldest first
         self._checkpoints_to_be_deleted = []
         self._next_checkpoint_time = None
@@ -122,13 +124,14 @@ class Saver:
             return
         self._is_built = True
         var_list = self._var_list if self._var_list is not None else _all_saveable_objects()
-        self._variables = _names_to_variables(var_list)
+        self._variables, self._slices = _names_to_saveables(var_list)
+        self._saveables = _saveable_objects(var_list, {**self._variables, **self._slices})
         self.saver_def = SaverDef(
             max_to_keep=self._max_to_keep or 0, sharded=bool(self._sharded),
             keep_checkpoint_every_n_hours=self._keep_checkpoint_every_n_hours,
             version=self._write_version)
         self._next_checkpoint_time = time.time() + self._keep_checkpoint_every_n_hours * 3600
-        if not self._variables:
+        if not self._variables and not self._slices and not self._saveables:
             if not self._allow_empty:
                 raise ValueError("No variables to save")
             self._is_empty = True
@@ -137,6 +140,22 @@ class Saver:
 
     def as_saver_def(self):
         return self.saver_def
+
+    def to_proto(self, export_scope=None):
+        """The SaverDef (TF1: None when its tensor names are not under export_scope;
+        tensorflux savers name no tensors, so any export_scope gives None)."""
+        if export_scope is None:
+            return self.saver_def
+        names = (self.saver_def.filename_tensor_name, self.saver_def.save_tensor_name,
+                 self.saver_def.restore_op_name)
+        if not all(name.startswith(export_scope) for name in names):
+            return None
+        return SaverDef(**{k: v for k, v in self.saver_def._as_dict().items()})
+
+    @staticmethod
+    def from_proto(saver_def, import_scope=None):
+        """A Saver with `saver_def`'s settings, over the graph's saveable variables."""
+        return Saver(saver_def=saver_def, name=import_scope)
 
     # -- bookkeeping of recent checkpoints ---------------------------------------------
     @property
@@ -245,14 +264,30 @@ class Saver:
 
     def _write_checkpoint(self, sess, prefix):
         names = sorted(self._variables)
-        ops = [self._variables[name] for name in names]
-        values = _read_variables(sess, ops)
-        shards = _shards_by_device(self._variables) if self._sharded else None
-        checkpoint_format.write(prefix, dict(zip(names, values)), shards)
+        part_ops = [op for parts in self._slices.values() for op, _ in parts]
+        values = _read_variables(sess, [self._variables[name] for name in names] + part_ops)
+        tensors = dict(zip(names, values))
+        # As TF's V2 bundles: a partitioned variable is one full tensor under its name.
+        part_values = iter(values[len(names):])
+        for name, parts in self._slices.items():
+            info = parts[0][1]
+            full = np.zeros(info.full_shape, dtype=parts[0][0].outputs[0].dtype.base_dtype
+                            .as_numpy_dtype)
+            for _, part_info in parts:
+                full[_slice_index(part_info)] = next(part_values)
+            tensors[name] = full
+        for saveable in self._saveables:
+            tensors.update(zip((spec.name for spec in saveable.specs),
+                               saveable._saver_read(sess)))
+        shards = _shards_by_device(self._variables, self._slices) if self._sharded else None
+        checkpoint_format.write(prefix, tensors, shards)
 
     def _meta_saver_def(self):
         saver_def = self.saver_def._as_dict()
         saver_def["variables"] = {name: op.name for name, op in sorted(self._variables.items())}
+        if self._slices:
+            saver_def["slices"] = {name: [[op.name, info.spec] for op, info in parts]
+                                   for name, parts in sorted(self._slices.items())}
         return saver_def
 
     # -- restoring -------------------------------------------------------------------------
@@ -270,6 +305,7 @@ class Saver:
         reader = checkpoint_format.CheckpointReader(prefix)
         try:
             values = self._checked_values(reader)
+            imports = self._checked_saveables(sess, reader)
         except errors.NotFoundError as err:
             raise _wrap_restore_error(
                 err, "a Variable name or other graph key that is missing") from None
@@ -277,6 +313,28 @@ class Saver:
             raise _wrap_restore_error(
                 err, "a mismatch between the current graph and the graph") from None
         _assign_variables(sess, values)
+        for restore in imports:
+            restore()
+
+    def _checked_saveables(self, sess, reader):
+        """Per saveable (a mutable table), the function that restores it, after checking
+        its tensors' names and dtypes and that the values fit it."""
+        dtypes = reader.get_variable_to_dtype_map()
+        imports = []
+        for saveable in self._saveables:
+            names = [spec.name for spec in saveable.specs]
+            for spec in saveable.specs:
+                if spec.name not in dtypes:
+                    raise errors.NotFoundError(None, None,
+                                               f"Key {spec.name} not found in checkpoint")
+                if dtypes[spec.name] != spec.dtype.base_dtype:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"tensor_name = {spec.name}; expected dtype "
+                                    f"{spec.dtype.base_dtype._tf_name} does not equal original "
+                                    f"dtype {dtypes[spec.name]._tf_name}")
+            arrays = reader.get_tensors(names)
+            imports.append(saveable._saver_restore(sess, [arrays[n] for n in names]))
+        return imports
 
     def _checked_values(self, reader):
         """{VariableV2 op: value to assign}, after checking every name, dtype and shape."""
@@ -287,8 +345,22 @@ class Saver:
                 raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint")
             _check_dtype(name, op, dtypes[name])
             _check_shape(name, op, shapes[name], self._reshape)
-        values = reader.get_tensors(sorted(self._variables))
-        return {op: _reshaped(values[name], op) for name, op in self._variables.items()}
+        for name, parts in sorted(self._slices.items()):
+            if name not in shapes:
+                raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint")
+            for op, info in parts:
+                _check_dtype(name, op, dtypes[name])
+                if list(shapes[name]) != list(info.full_shape):
+                    raise errors.InvalidArgumentError(
+                        None, op, f"tensor_name = {name}; shape in shape_and_slice spec "
+                                  f"{_dims(info.full_shape)} does not match the shape stored "
+                                  f"in checkpoint: {_dims(shapes[name])}")
+        values = reader.get_tensors(sorted(self._variables) + sorted(self._slices))
+        result = {op: _reshaped(values[name], op) for name, op in self._variables.items()}
+        for name, parts in self._slices.items():
+            for op, info in parts:
+                result[op] = values[name][_slice_index(info)]
+        return result
 
 
 # -- which variables ---------------------------------------------------------------------------
@@ -296,11 +368,87 @@ def _all_saveable_objects():
     return global_variables() + _graph.get_collection(GraphKeys.SAVEABLE_OBJECTS)
 
 
+def _is_saveable(value):
+    """A saveable object other than a variable (a mutable lookup table or its saveable),
+    which saves and restores itself through `_saver_read` / `_saver_restore`."""
+    return hasattr(value, "_saveables_for_saver")
+
+
+def _saveable_objects(var_list, variables):
+    """The saveables of `var_list` that are not variables, with TF's check that no two
+    tensors share a checkpoint name."""
+    values = var_list.values() if isinstance(var_list, dict) else var_list
+    saveables, names = [], set(variables)
+    for value in values:
+        if not _is_saveable(value):
+            continue
+        for saveable in value._saveables_for_saver():
+            for spec in saveable.specs:
+                if spec.name in names:
+                    raise ValueError(f"At least two variables have the same name: "
+                                     f"{spec.name}")
+                names.add(spec.name)
+            saveables.append(saveable)
+    return saveables
+
+
+def _slice_index(info):
+    """The numpy index of a part (SaveSliceInfo) inside its full variable."""
+    return tuple(slice(o, o + n) for o, n in zip(info.var_offset, info.var_shape))
+
+
+def _names_to_saveables(var_list):
+    """({checkpoint name: VariableV2 op}, {checkpoint name: [(part op, SaveSliceInfo)]}).
+
+    As TF1's op_list_to_dict: a PartitionedVariable, or Variables carrying a
+    SaveSliceInfo, are saved as one tensor under the full variable's name."""
+    from tensorflux._src.train.variables import PartitionedVariable
+    plain, sliced = [], {}
+    items = sorted(var_list.items(), key=lambda item: str(item[0])) \
+        if isinstance(var_list, dict) else None
+    if items is None:
+        if not isinstance(var_list, (list, tuple, set)):
+            raise TypeError(f"Variables to save should be passed in a dict or a list: "
+                            f"{var_list}")
+        for value in var_list:
+            if isinstance(value, PartitionedVariable):
+                if value.name in sliced:
+                    raise ValueError(f"At least two variables have the same name: "
+                                     f"{value.name}")
+                sliced[value.name] = list(value)
+            elif isinstance(value, Variable) and value._get_save_slice_info() is not None:
+                sliced.setdefault(value._get_save_slice_info().full_name, []).append(value)
+            else:
+                plain.append(value)
+        variables = _names_to_variables(plain)
+    else:
+        plain_items = {}
+        for name, value in items:
+            if isinstance(value, PartitionedVariable):
+                sliced[name] = list(value)
+            elif isinstance(value, (list, tuple)) and value and all(
+                    isinstance(v, Variable) and v._get_save_slice_info() is not None
+                    for v in value):
+                sliced[name] = list(value)
+            else:
+                plain_items[name] = value
+        variables = _names_to_variables(plain_items)
+    for name in sliced:
+        if name in variables:
+            raise ValueError(f"Mixing slices and non-slices with the same name: {name}")
+    slices = {name: [(v.op, v._get_save_slice_info()) for v in parts]
+              for name, parts in sliced.items()}
+    return variables, slices
+
+
 def _names_to_variables(var_list):
-    """{checkpoint name: VariableV2 op} from a dict of names or a list (TF's checks)."""
+    """{checkpoint name: VariableV2 op} from a dict of names or a list (TF's checks);
+    saveables that are not variables (`_is_saveable`) are left to `_saveable_objects`."""
     if isinstance(var_list, dict):
         named = {}
         for name, value in sorted(var_list.items(), key=lambda item: str(item[0])):
+            if _is_saveable(value):
+                continue
             if not isinstance(name, str):
                 raise TypeError(f"names_to_saveables must be a dict mapping string names to "
                                 f"trackable operations. Name is not a string: {name}")
@@ -314,6 +462,8 @@ def _names_to_variables(var_list):
         raise TypeError(f"Variables to save should be passed in a dict or a list: {var_list}")
     named = {}
     for value in var_list:
+        if _is_saveable(value):
+            continue
         op = _variable_op(value, f"Variable to save is not a Variable: {value}")
         if op.name in named:
             raise ValueError(f"At least two variables have the same name: {op.name}")
@@ -330,10 +480,13 @@ def _variable_op(value, message):
     raise TypeError(message)
 
 
-def _shards_by_device(variables):
-    """One shard per device, as TF's sharded savers write."""
-    devices = sorted({op.device for op in variables.values()})
-    return {name: devices.index(op.device) for name, op in variables.items()}
+def _shards_by_device(variables, slices=None):
+    """One shard per device, as TF's sharded savers write (a partitioned variable goes
+    with its first part)."""
+    devices_of = {name: op.device for name, op in variables.items()}
+    devices_of.update({name: parts[0][0].device for name, parts in (slices or {}).items()})
+    devices = sorted(set(devices_of.values()))
+    return {name: devices.index(device) for name, device in devices_of.items()}
 
 
 # -- the session's variable store -------------------------------------------------------------

@@ -31,6 +31,7 @@ import logging
 
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
+from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.ops.control import control_ops
 from tensorflux._src.ops.state import state_ops
 from tensorflux._src.train.optimizer import Optimizer
@@ -137,7 +138,10 @@ class SyncReplicasOptimizer(Optimizer):
                                     trainable=False, collections=collections,
                                     name=var.op.name + "/grad_accum")
             accumulators.append((accum, var))
-            adds.append(accum.assign_add(grad))
+            # TF1 gathers sparse gradients in a SparseConditionalAccumulator; here they are
+            # scatter-added into the dense accumulator and their mean is applied densely.
+            adds.append(state_ops.scatter_add(accum, grad.indices, grad.values)
+                        if isinstance(grad, IndexedSlices) else accum.assign_add(grad))
         with _graph.control_dependencies(adds + [count.assign_add(1)]):
             ready = tf.greater_equal(count.read_value(), self._replicas_to_aggregate)
 

@@ -20,13 +20,14 @@ from tensorflux._src.framework.operation import Reference
 from tensorflux._src.framework.tensor_conversion import (
     convert_to_tensor, register_tensor_conversion_function,
 )
-from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.array import array_ops, slicing_ops
 from tensorflux._src.ops.state import state_ops
 from tensorflux._src.ops.control import control_ops
 from tensorflux._src.ops.control.bodies import outside_bodies
 
 __all__ = [
-    "Variable", "VariableV1", "VariableAggregation", "VariableSynchronization",
+    "Variable", "VariableV1", "PartitionedVariable", "VariableAggregation",
+    "VariableSynchronization",
     "variable_creator_scope", "global_variables", "all_variables", "trainable_variables",
     "local_variables", "model_variables", "moving_average_variables",
     "global_variables_initializer", "initialize_all_variables",
@@ -360,6 +361,146 @@ for _dunder in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul
                 "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lt__", "__le__",
                 "__gt__", "__ge__", "__neg__", "__abs__", "__invert__", "__getitem__"):
     setattr(Variable, _dunder, _delegate(_dunder))
+
+
+class PartitionedVariable:
+    """TF1's sharded variable: Variables `name/part_0`, `name/part_1`, ... that together
+    make one variable of `shape`, split along one axis. It iterates over its parts
+    (sorted by offset), converts to their concatenation (`name/ConcatPartitions/concat`
+    then an identity named `name`) and is saved by Saver as one tensor under `name`."""
+
+    def __init__(self, name, shape, dtype, variable_list, partitions):
+        if not isinstance(variable_list, (list, tuple)):
+            raise TypeError(f"variable_list is not a list or tuple: {variable_list}")
+        if not isinstance(partitions, (list, tuple)):
+            raise TypeError(f"partitions is not a list or tuple: {partitions}")
+        if not all(p >= 1 for p in partitions):
+            raise ValueError(f"partition values must be positive: {partitions}")
+        if not variable_list:
+            raise ValueError("variable_list may not be empty")
+        shape = tensor_shape.as_shape(shape)
+        for v in variable_list:
+            if v._get_save_slice_info() is None:
+                raise ValueError(f"All variables must have a save_slice_info available: "
+                                 f"{[v.name for v in variable_list]}")
+            if len(shape) != len(partitions):
+                raise ValueError(f"len(shape) != len(partitions): {shape} vs. {partitions}")
+            if list(v._get_save_slice_info().full_shape) != shape.as_list():
+                raise ValueError(f"All variables' full shapes must match shape: {shape}; but "
+                                 f"full shapes were: {[v._get_save_slice_info().full_shape]}")
+        self._variable_list = sorted(variable_list,
+                                     key=lambda v: v._get_save_slice_info().var_offset)
+        self._name = name
+        self._shape = shape
+        self._dtype = dtype
+        self._partitions = list(partitions)
+        self._as_tensor = None
+
+    def __iter__(self):
+        return iter(self._variable_list)
+
+    def __len__(self):
+        axes = self._partition_axes()
+        if len(axes) > 1:
+            raise ValueError(f"Cannot get a length of {len(axes)} > 1 partition axes")
+        return len(self._variable_list)
+
+    def _partition_axes(self):
+        if all(p == 1 for p in self._partitions):
+            return [0]
+        return [i for i, p in enumerate(self._partitions) if p > 1]
+
+    def _concat(self):
+        if len(self._variable_list) == 1:
+            with _graph.name_scope(None):
+                return array_ops.identity(self._variable_list[0], name=self._name)
+        axes = self._partition_axes()
+        if len(axes) > 1:
+            raise NotImplementedError(f"Cannot concatenate along more than one dimension: "
+                                      f"{axes}.  Multi-axis partition concat is not supported")
+        with _graph.name_scope(self._name + "/ConcatPartitions/"):
+            concatenated = array_ops.concat(self._variable_list, axes[0])
+        with _graph.name_scope(None):
+            return array_ops.identity(concatenated, name=self._name)
+
+    def as_tensor(self):
+        """The full value: the parts concatenated (created outside control dependencies)."""
+        with _graph.control_dependencies(None):
+            return self._concat()
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def get_shape(self):
+        return self._shape
+
+    @property
+    def graph(self):
+        return self._variable_list[0].graph
+
+    def _get_variable_list(self):
+        return self._variable_list
+
+    def _get_partitions(self):
+        return self._partitions
+
+    def _apply_assign_fn(self, assign_fn, value):
+        axes = self._partition_axes()
+        if len(axes) > 1:
+            raise NotImplementedError(f"Cannot do assign action along more than one dimension: "
+                                      f"{axes}.  Multi-axis partition assign action is not "
+                                      f"supported ")
+        if isinstance(value, list):
+            assert len(value) == len(self._variable_list)
+            values = value
+        elif isinstance(value, PartitionedVariable):
+            values = list(value)
+        else:
+            sizes = [v.shape[axes[0]].value for v in self._variable_list]
+            values = slicing_ops.split(value, sizes, axis=axes[0])
+        return [assign_fn(var, values[i]) for i, var in enumerate(self._variable_list)]
+
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        ops = self._apply_assign_fn(
+            lambda var, v: var.assign(v, use_locking=use_locking, name=name,
+                                      read_value=read_value), value)
+        return ops
+
+    def assign_add(self, value, use_locking=False, name=None, read_value=True):
+        return self._apply_assign_fn(
+            lambda var, v: var.assign_add(v, use_locking=use_locking, name=name,
+                                          read_value=read_value), value)
+
+    def assign_sub(self, value, use_locking=False, name=None, read_value=True):
+        return self._apply_assign_fn(
+            lambda var, v: var.assign_sub(v, use_locking=use_locking, name=name,
+                                          read_value=read_value), value)
+
+    def __repr__(self):
+        return (f"<tf.PartitionedVariable '{self._name}' shape={self._shape} "
+                f"dtype={self._dtype.name} parts={len(self._variable_list)}>")
+
+
+def _convert_partitioned(var, dtype=None, name=None, as_ref=False):
+    if dtype is not None and not dtype.is_compatible_with(var.dtype):
+        raise ValueError(f"Incompatible type conversion requested to type '{dtype.name}' for "
+                         f"variable of type '{var.dtype.name}'")
+    if as_ref:
+        raise NotImplementedError("PartitionedVariable doesn't support being used as a "
+                                  "reference.")
+    return var.as_tensor()
+
+
+register_tensor_conversion_function(PartitionedVariable, _convert_partitioned)
 
 
 # -- collections --------------------------------------------------------------------------

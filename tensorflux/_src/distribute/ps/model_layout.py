@@ -88,6 +88,10 @@ class ModelGraph:
             self.variables = list(tf.global_variables())
             trainable = [v for v in tf.trainable_variables() if v in self.variables]
             grads = tf.gradients(self.loss, trainable)
+            # Workers push dense arrays (one placeholder per variable at the ps): sparse
+            # gradients of embedding lookups are densified, so the ps applies them densely.
+            grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
+                     for g in grads]
             self.gradients = {v.op.name: g for v, g in zip(trainable, grads) if g is not None}
             self.updates = _update_ops(tf.get_collection(tf.GraphKeys.UPDATE_OPS))
             step = tf.train.get_global_step(self.graph)

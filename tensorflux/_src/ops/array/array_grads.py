@@ -14,9 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops as A
 from tensorflux._src.ops.array import gather_ops, slicing_ops
+from tensorflux._src.ops.math import indexed_slices_ops  # noqa: F401 - densifies them
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.math.grad_helpers import unbroadcast
 from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
@@ -82,6 +84,9 @@ register(OpDef("MirrorPadGrad", inputs=("input: T", "paddings: Tpaddings"),
 @register_gradient("Identity")
 def identity_grad(op, dy):
     return [dy]
+
+
+identity_grad.accepts_indexed_slices = True  # passes a sparse gradient on, as TF's
 
 
 @register_gradient("Reshape", "ExpandDims")
@@ -174,16 +179,19 @@ def diag_part_grad(op, dy):
 # -- gradients of gather_ops -------------------------------------------------------------------
 @register_gradient("GatherV2")
 def gather_grad(op, dy):
-    """Dense params gradient (TF builds IndexedSlices): a segment sum of dy's slices into
+    """Along axis 0 (TF's _GatherV2Grad), the params gradient is an IndexedSlices: dy's
+    slices with the indices they were read from, so optimizers update only those rows.
+    Along another axis or with batch dims it is dense: a segment sum of dy's slices into
     the rows they were gathered from, so repeated indices accumulate."""
     params, indices, axis_t = op.inputs
     batch_dims, axis = op.get_attr("batch_dims"), static_scalar(axis_t)
+    if axis == 0:  # batch_dims is then 0 too (the shape function checks it)
+        params_shape = A.shape(params)
+        size = A.expand_dims(A.size(indices), 0)
+        values = A.reshape(dy, A.concat([size, params_shape[1:]], 0))
+        return [IndexedSlices(values, A.reshape(indices, size), params_shape), None, None]
     ps = A.shape(params, out_type=indices.dtype)
     np_int = indices.dtype.as_numpy_dtype
-    if batch_dims == 0 and axis == 0:  # the common case, which needs no ranks
-        values = A.reshape(dy, A.concat([A.reshape(A.size(indices, out_type=indices.dtype),
-                                                   [1]), ps[1:]], 0))
-        return [unsorted_segment_sum(values, A.reshape(indices, [-1]), ps[0]), None, None]
     p_rank, i_rank = params.shape.ndims, indices.shape.ndims
     if p_rank is None or i_rank is None or axis is None:
         raise ValueError(f"The gradient of {op.name} (gather with axis != 0 or batch_dims) "

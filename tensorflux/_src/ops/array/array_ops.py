@@ -145,7 +145,8 @@ def _pack_shape(op):
 
 
 register(OpDef("Pack", inputs=("values: N * T",), outputs=("output: T",),
-               attrs={"T": _dtypes.ALL, "axis": 0}, shape=_pack_shape,
+               # resource: TF's QueueBase.from_list stacks queue handles.
+               attrs={"T": _dtypes.ALL + (_dtypes.resource,), "axis": 0}, shape=_pack_shape,
                lower=lambda *values, axis: jnp.stack(values, axis),
                strings_by_rank=True))
 

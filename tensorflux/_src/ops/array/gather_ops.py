@@ -8,11 +8,12 @@ Here an index known when the graph is compiled (a constant, or computed from con
 is checked and raises TF's CPU error; an index computed at run time cannot stop a
 compiled XLA program, so it gets TF's GPU behaviour: zeros / dropped updates.
 
-Gradients: gather's is a dense tensor (TF's is IndexedSlices), an unsorted segment sum
-of the output gradient into the rows read, so repeated indices accumulate and indices
-that read zeros get nothing; it and SelectV2's (which sums over broadcast axes) need
-segment sums and reductions, so array_grads.py attaches them. gather_nd and scatter_nd
-are each other's gradients.
+Gradients: gather's along axis 0 is an IndexedSlices (TF's), the output gradient's
+slices with the indices they were read from, so optimizers update only those rows;
+along another axis it is dense, an unsorted segment sum of the output gradient into the
+rows read, so repeated indices accumulate and indices that read zeros get nothing. It and
+SelectV2's (which sums over broadcast axes) need segment sums and reductions, so
+array_grads.py attaches them. gather_nd and scatter_nd are each other's gradients.
 """
 
 from __future__ import annotations
@@ -125,7 +126,9 @@ def _gather_lower(params, indices, axis, batch_dims):
 
 register(OpDef("GatherV2", inputs=("params: Tparams", "indices: Tindices", "axis: Taxis"),
                outputs=("output: Tparams",),
-               attrs={"Tparams": _dtypes.ALL, "Tindices": _I, "Taxis": _I, "batch_dims": 0},
+               # resource: TF's QueueBase.from_list gathers queue handles.
+               attrs={"Tparams": _dtypes.ALL + (_dtypes.resource,), "Tindices": _I,
+                      "Taxis": _I, "batch_dims": 0},
                shape=_gather_shape, lower=_gather_lower, strings_by_rank=True))
 
 

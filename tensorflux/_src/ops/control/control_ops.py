@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.ops.array.array_ops import identity
 from tensorflux._src.ops.op_builder import apply_op
@@ -29,12 +30,21 @@ def _as_op(x):
                     f"{type(x).__name__}")
 
 
+def _components(values):
+    """The tensors of IndexedSlices (TF groups composites by their components)."""
+    for x in values:
+        if isinstance(x, IndexedSlices):
+            yield from (t for t in (x.values, x.indices, x.dense_shape) if t is not None)
+        else:
+            yield x
+
+
 def group(*inputs, **kwargs):
     """An op that runs all `inputs` (tensors or ops); it has no output."""
     name = kwargs.pop("name", None)
     if kwargs:
         raise TypeError(f"Unknown keyword arguments: {sorted(kwargs)}")
-    ops = [_as_op(x) for x in inputs if x is not None]
+    ops = [_as_op(x) for x in _components(inputs) if x is not None]
     with _graph.name_scope(name, "group_deps", ops) as scope:
         with _graph.control_dependencies(ops):
             return no_op(name=scope)
@@ -44,7 +54,7 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TF's public 
     """Tensors with the same values, each available only after all of them are computed."""
     tensors = list(tensors)
     with _graph.name_scope(name, "tuple", tensors):
-        deps = [_as_op(t) for t in tensors if t is not None]
+        deps = [_as_op(t) for t in _components(tensors) if t is not None]
         deps += [_as_op(c) for c in (control_inputs or [])]
         gate = group(*deps, name="control_dependency")
         out = []
@@ -53,5 +63,8 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TF's public 
                 out.append(None)
                 continue
             with _graph.control_dependencies([gate]):
-                out.append(identity(t))
+                if isinstance(t, IndexedSlices):  # TF's with_dependencies: gate the values
+                    out.append(IndexedSlices(identity(t.values), t.indices, t.dense_shape))
+                else:
+                    out.append(identity(t))
         return out

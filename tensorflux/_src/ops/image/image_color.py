@@ -32,6 +32,7 @@ __all__ = [
     "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue",
     "adjust_saturation", "grayscale_to_rgb", "hsv_to_rgb", "random_brightness",
     "random_contrast", "random_hue", "random_saturation", "rgb_to_grayscale", "rgb_to_hsv",
+    "rgb_to_yiq", "rgb_to_yuv", "yiq_to_rgb", "yuv_to_rgb",
 ]
 
 _HSV_TYPES = (_dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.float64)
@@ -330,3 +331,40 @@ def random_hue(image, max_delta, seed=None):
         raise ValueError(f"max_delta must be non-negative, got {max_delta}.")
     return adjust_hue(image, _uniform(-max_delta, max_delta, seed))
 
+
+
+# -- YIQ and YUV: one 3x3 matrix on the last axis (TF1.15's constants) -----------------------
+_RGB_TO_YIQ = [[0.299, 0.59590059, 0.2115], [0.587, -0.27455667, -0.52273617],
+               [0.114, -0.32134392, 0.31119955]]
+_YIQ_TO_RGB = [[1, 1, 1], [0.95598634, -0.27201283, -1.10674021],
+               [0.6208248, -0.64720424, 1.70423049]]
+_RGB_TO_YUV = [[0.299, -0.14714119, 0.61497538], [0.587, -0.28886916, -0.51496512],
+               [0.114, 0.43601035, -0.10001026]]
+_YUV_TO_RGB = [[1, 1, 1], [0, -0.394642334, 2.03206185], [1.13988303, -0.58062185, 0]]
+
+
+def _convert_colors(images, matrix):
+    images = convert_to_tensor(images, name="images")
+    kernel = convert_to_tensor(matrix, dtype=images.dtype, name="kernel")
+    ndims = images.shape.ndims
+    return tensordot(images, kernel, axes=[[ndims - 1], [0]])
+
+
+def rgb_to_yiq(images):
+    """RGB in [0, 1] (last dimension 3) to YIQ."""
+    return _convert_colors(images, _RGB_TO_YIQ)
+
+
+def yiq_to_rgb(images):
+    """YIQ (Y in [0, 1], I in [-0.5957, 0.5957], Q in [-0.5226, 0.5226]) to RGB."""
+    return _convert_colors(images, _YIQ_TO_RGB)
+
+
+def rgb_to_yuv(images):
+    """RGB in [0, 1] (last dimension 3) to YUV."""
+    return _convert_colors(images, _RGB_TO_YUV)
+
+
+def yuv_to_rgb(images):
+    """YUV (Y in [0, 1], U and V in [-0.5, 0.5]) to RGB."""
+    return _convert_colors(images, _YUV_TO_RGB)

@@ -409,3 +409,6 @@ def cast_grad(op, grad):
     if src in _CAST_DIFFERENTIABLE and grad.dtype.base_dtype in _CAST_DIFFERENTIABLE:
         return [M.cast(grad, src)]
     return [None]
+
+
+cast_grad.accepts_indexed_slices = True  # M.cast keeps an IndexedSlices sparse

@@ -20,6 +20,7 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
@@ -433,6 +434,8 @@ def cast(x, dtype, name=None):
     if isinstance(x, Tensor) and x.dtype.base_dtype == base:
         return x  # no op and no name scope, as in TF
     with _graph.name_scope(name, "Cast", [x]) as scope:
+        if isinstance(x, IndexedSlices):  # cast the values, keep the slices (as TF)
+            return IndexedSlices(cast(x.values, base, name=scope), x.indices, x.dense_shape)
         x = convert_to_tensor(x, name="x")
         if x.dtype.base_dtype != base:
             x = apply_op("Cast", name=scope, x=x, DstT=base)

@@ -2,19 +2,21 @@
 
 TF routes ids to partitions with DynamicPartition and puts the rows back in order with
 DynamicStitch; both have data-dependent shapes. Here every partition is gathered at the
-ids' full length (ids of other partitions read row 0) and the right rows are selected by
-partition, which keeps shapes static for XLA and gives the same values and gradients.
+ids' full length (ids of other partitions read a row of its own ids) and the right rows
+are selected by partition, which keeps shapes static for XLA and gives the same values
+and gradients; each partition's gradient is an IndexedSlices as long as the ids.
 """
 
 from __future__ import annotations
 
+from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.array.gather_ops import gather, where
 from tensorflux._src.ops.array.generator_ops import zeros_like
-from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.math.clip_ops import clip_by_norm
 from tensorflux._src.ops.math.math_ops import range as tf_range
 
@@ -65,6 +67,16 @@ def _partitions(flat_ids, params, partition_strategy):
     return p_assignments, new_ids
 
 
+def _row_of_mine(mine, new_ids):
+    """What ids of other partitions read from this one: the row of its first own id (row 0
+    when it has none). Their gradients are zero rows, and this way they land on a row the
+    sparse update touches anyway, so an optimizer moves the rows TF's DynamicPartition
+    would give it (a partition no id reaches still gets zeros at row 0)."""
+    first = gather(new_ids, reduce_ops.argmax(math_ops.cast(mine, _dtypes.int32), 0))
+    fill = where(reduce_ops.reduce_any(mine), first, zeros_like(first))
+    return array_ops.broadcast_to(fill, array_ops.shape(new_ids))
+
+
 def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True,
                      max_norm=None):
     """Rows `ids` of `params`, shape ids.shape + params.shape[1:].
@@ -92,7 +104,7 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
         rows = None
         for p, part in enumerate(params):
             mine = math_ops.equal(p_assignments, convert_to_tensor(p, dtype=flat_ids.dtype))
-            got = gather(part, where(mine, new_ids, zeros_like(new_ids)))
+            got = gather(part, where(mine, new_ids, _row_of_mine(mine, new_ids)))
             rows = got if rows is None else where(mine, got, rows)
         rows = _clip(rows, flat_ids, max_norm)
         ret = array_ops.reshape(rows, array_ops.concat(

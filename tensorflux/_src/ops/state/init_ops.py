@@ -135,7 +135,9 @@ class VarianceScaling(Initializer):
     def __call__(self, shape, dtype=None, partition_info=None):
         shape = _shape_list(shape)
         dtype = _dtypes.as_dtype(dtype or self.dtype)
-        fan_in, fan_out = _fans(shape)
+        # A part of a partitioned variable scales by the full variable's fans (TF1).
+        fan_in, fan_out = _fans(shape if partition_info is None
+                                else _shape_list(partition_info.full_shape))
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
         if self.distribution == "truncated_normal":
@@ -165,7 +167,8 @@ class UniformUnitScaling(Initializer):
 
     def __call__(self, shape, dtype=None, partition_info=None):
         shape = _shape_list(shape)
-        input_size = float(np.prod(shape[:-1])) if shape else 1.0
+        scale_shape = shape if partition_info is None else _shape_list(partition_info.full_shape)
+        input_size = float(np.prod(scale_shape[:-1])) if scale_shape else 1.0
         limit = math.sqrt(3 / max(input_size, 1.0)) * self.factor
         return random_ops.random_uniform(shape, -limit, limit,
                                          _dtypes.as_dtype(dtype or self.dtype), seed=self.seed)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.compiler import effects
 from tensorflux._src.framework import errors, tensor_shape
 from tensorflux._src.ops.index_checks import check_first_dim, dims_str, dropping
 from tensorflux._src.ops.op_builder import apply_op
@@ -120,10 +121,11 @@ def register_scatter(op_type, update, types=_dtypes.NUMBERS, use_locking=True):
     ))
 
 
-# Repeated indices: Update keeps one of the values, Add/Sub accumulate (as TF).
-register_scatter("ScatterUpdate", lambda ref, i, u: ref.at[i].set(u, mode="drop"))
-register_scatter("ScatterAdd", lambda ref, i, u: ref.at[i].add(u, mode="drop"))
-register_scatter("ScatterSub", lambda ref, i, u: ref.at[i].add(-u, mode="drop"))
+# Repeated indices: Update keeps one of the values, Add/Sub accumulate (as TF). Through
+# effects.scatter, so a run failing a check keeps the variable without copying it whole.
+register_scatter("ScatterUpdate", lambda ref, i, u: effects.scatter(ref, i, u))
+register_scatter("ScatterAdd", lambda ref, i, u: effects.scatter(ref, i, u, add=True))
+register_scatter("ScatterSub", lambda ref, i, u: effects.scatter(ref, i, -u, add=True))
 
 register(OpDef(
     "IsVariableInitialized",
@@ -186,7 +188,6 @@ def is_variable_initialized(variable):
 def _count_up_to(ref, limit):
     # Fails the run with TF's OutOfRangeError once the variable reached `limit`; the
     # failed run keeps the variable as it was (see compiler/effects.py).
-    from tensorflux._src.compiler import effects
     effects.check(ref < limit, f"Reached limit of {limit}", error=errors.OutOfRangeError)
     return ref + 1, ref  # (new value of ref, output: the value before the increment)
 

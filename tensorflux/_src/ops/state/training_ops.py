@@ -119,3 +119,36 @@ def _proximal_gd(var, alpha, l1, l2, delta):
 
 _apply("ApplyProximalGradientDescent", ("var: Ref(T)", "alpha: T", "l1: T", "l2: T",
                                         "delta: T"), ("var",), _proximal_gd)
+
+
+def _proximal_adagrad(var, accum, lr, l1, l2, grad):
+    accum = accum + grad * grad
+    step = lr / jnp.sqrt(accum)  # Adagrad's learning rate, then TF's Fobos step
+    prox = var - grad * step
+    return jnp.sign(prox) * jnp.maximum(jnp.abs(prox) - step * l1, 0) / (1 + l2 * step), accum
+
+
+_apply("ApplyProximalAdagrad", ("var: Ref(T)", "accum: Ref(T)", "lr: T", "l1: T", "l2: T",
+                                "grad: T"), ("var", "accum"), _proximal_adagrad)
+
+
+def _adagrad_da(var, gradient_accumulator, gradient_squared_accumulator, grad, lr, l1, l2,
+                global_step):
+    g_acc = gradient_accumulator + grad
+    gg_acc = gradient_squared_accumulator + grad * grad
+    step = jnp.asarray(global_step).astype(var.dtype)
+    # w = -sign(g_acc) * lr * max(|g_acc| - l1 * T, 0) / (l2 * T * lr + sqrt(gg_acc))
+    numerator = -jnp.sign(g_acc) * jnp.maximum(jnp.abs(g_acc) - l1 * step, 0) * lr
+    return numerator / (l2 * step * lr + jnp.sqrt(gg_acc)), g_acc, gg_acc
+
+
+_apply("ApplyAdagradDA", ("var: Ref(T)", "gradient_accumulator: Ref(T)",
+                          "gradient_squared_accumulator: Ref(T)", "grad: T", "lr: T", "l1: T",
+                          "l2: T", "global_step: int64"),
+       ("var", "gradient_accumulator", "gradient_squared_accumulator"), _adagrad_da)
+
+# TF1's FtrlOptimizer uses ApplyFtrl when there is no l2 shrinkage.
+_apply("ApplyFtrl", ("var: Ref(T)", "accum: Ref(T)", "linear: Ref(T)", "grad: T", "lr: T",
+                     "l1: T", "l2: T", "lr_power: T"), ("var", "accum", "linear"),
+       lambda var, accum, linear, grad, lr, l1, l2, lr_power: _ftrl(
+           var, accum, linear, grad, lr, l1, l2, 0.0, lr_power))

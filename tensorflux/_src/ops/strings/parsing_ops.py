@@ -15,6 +15,9 @@ What each config gives, as in TF1.15 (B: batch size, N: values found, L: longest
     FixedLenSequenceFeature(shape, dtype, allow_missing=True)
                                          dense [B, None] + shape, padded with
                                          default_value (0 / ""); one record: [None] + shape
+    RaggedFeature(dtype, value_key, partitions)
+                                         RaggedTensor [B, (rows)...]; one record: the
+                                         values split by the partitions (ragged_feature.py)
 
 Kernels raise the InvalidArgumentError texts of TF's example_proto_fast_parsing.cc.
 Also here: `tf.decode_raw` (DecodeRaw) and `tf.io.parse_tensor` / `serialize_tensor`.
@@ -44,8 +47,15 @@ from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import dims_str, kernel_error, with_rank
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
+from tensorflux._src.ops.strings.ragged_feature import (
+    RaggedFeature, check_disjoint, construct_ragged_features, ragged_keys,
+)
+from tensorflux._src.ops.strings.sparse_feature import (
+    SparseFeature, construct_sparse_features, index_keys,
+)
 
-__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "decode_raw",
+__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature",
+           "decode_raw",
            "parse_example", "parse_single_example", "parse_tensor", "serialize_tensor"]
 
 # The dtypes an Example holds: BytesList, FloatList, Int64List.
@@ -100,8 +110,16 @@ def _features_to_raw_params(features) -> _RawParams:
     for key in sorted(features):
         feature = features[key]
         if isinstance(feature, VarLenFeature):
-            sparse_keys.append(key)
-            sparse_types.append(_feature_dtype(key, feature.dtype))
+            _add_sparse(sparse_keys, sparse_types, key, _feature_dtype(key, feature.dtype))
+        elif isinstance(feature, SparseFeature):
+            if not feature.index_key:
+                raise ValueError(f"Missing index_key for SparseFeature {feature}.")
+            if not feature.value_key:
+                raise ValueError(f"Missing value_key for SparseFeature {feature}.")
+            dtype = _feature_dtype(key, feature.dtype)
+            for index_key in sorted(index_keys(feature)):
+                _add_sparse(sparse_keys, sparse_types, index_key, _dtypes.int64)
+            _add_sparse(sparse_keys, sparse_types, feature.value_key, dtype)
         elif isinstance(feature, FixedLenFeature):
             dtype = _feature_dtype(key, feature.dtype)
             if feature.shape is None:
@@ -134,10 +152,26 @@ def _features_to_raw_params(features) -> _RawParams:
             dense_shapes.append(TensorShape([None]).concatenate(inner))
             if feature.default_value is not None:
                 dense_defaults[key] = feature.default_value
-        else:
+        elif not isinstance(feature, RaggedFeature):
             raise ValueError(f"Invalid feature {key}:{feature}.")
+    # RaggedFeature keys are parsed as VarLenFeatures (ragged_feature.py builds the rows).
+    ragged = ragged_keys(features)
+    check_disjoint(dense_keys, sparse_keys, ragged)
+    sparse_keys += [key for key, _ in ragged]
+    sparse_types += [dtype for _, dtype in ragged]
     return _RawParams(sparse_keys, sparse_types, dense_keys, dense_types, dense_defaults,
                       dense_shapes)
+
+
+def _add_sparse(keys, types, key, dtype):
+    """A sparse key, once; a key a SparseFeature shares must agree on its type."""
+    if key in keys:
+        known = types[keys.index(key)]
+        if known != dtype:
+            raise ValueError(f"Conflicting type {known} vs {dtype} for feature {key}.")
+        return
+    keys.append(key)
+    types.append(dtype)
 
 
 def _is_varlen(shape: TensorShape) -> bool:
@@ -428,7 +462,8 @@ def _check_features(features):
         raise ValueError(f"Missing: features was {features}.")
     if not isinstance(features, dict):
         raise TypeError(f"features must be a dict mapping feature keys to FixedLenFeature, "
-                        f"VarLenFeature or FixedLenSequenceFeature; got "
+                        f"VarLenFeature, SparseFeature, RaggedFeature or "
+                        f"FixedLenSequenceFeature; got "
                         f"{type(features).__name__}.")
 
 
@@ -455,8 +490,9 @@ def parse_example(serialized, features, name=None, example_names=None):
     """Parses a batch of serialized `Example` protos (a 1-D string tensor) into a dict
     of Tensors and SparseTensors, one per key of `features` (see the module docstring)."""
     _check_features(features)
-    return _parse_example_raw(serialized, example_names, _features_to_raw_params(features),
-                              name)
+    outputs = _parse_example_raw(serialized, example_names, _features_to_raw_params(features),
+                                 name)
+    return _composite_features(features, outputs, batched=True)
 
 
 def parse_single_example(serialized, features, name=None, example_names=None):
@@ -465,7 +501,8 @@ def parse_single_example(serialized, features, name=None, example_names=None):
     _check_features(features)
     params = _features_to_raw_params(features)
     if example_names is not None:
-        return _parse_single_example_with_name(serialized, example_names, params, name)
+        outputs = _parse_single_example_with_name(serialized, example_names, params, name)
+        return _composite_features(features, outputs, batched=False)
     with _graph.name_scope(name, "ParseSingleExample", [serialized]):
         serialized = convert_to_tensor(serialized, name="serialized")
         outs = apply_op("ParseSingleExample", name=name, serialized=serialized,
@@ -475,7 +512,14 @@ def parse_single_example(serialized, features, name=None, example_names=None):
                         dense_keys=tuple(params.dense_keys),
                         sparse_types=tuple(params.sparse_types),
                         dense_shapes=tuple(params.dense_shapes))
-        return _as_outputs(params, outs)
+        return _composite_features(features, _as_outputs(params, outs), batched=False)
+
+
+def _composite_features(features, outputs, batched):
+    """The SparseFeature and RaggedFeature values built from the parsed keys, and only
+    the keys of `features` kept."""
+    return construct_sparse_features(features,
+                                     construct_ragged_features(features, outputs, batched))
 
 
 def _parse_single_example_with_name(serialized, example_names, params, name):
@@ -507,7 +551,9 @@ def _parse_single_example_with_name(serialized, example_names, params, name):
 def _unbatch_one_kernel(input):  # noqa: A002
     if input.ndim == 0 or input.shape[0] != 1:
         raise kernel_error(f"Expected a batch of one record, got shape: {dims_str(input.shape)}")
-    return input[0]
+    # An array, not input[0]: a bare bytes scalar would come back as numpy bytes_, which
+    # drops trailing NUL bytes.
+    return input.reshape(input.shape[1:])
 
 
 def _unbatch_one_shape(op):

@@ -18,36 +18,26 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import dims_str, kernel_error, merge_shapes, with_rank
+from tensorflux._src.ops.op_helpers import (
+    deprecated_argument_lookup, dims_str, kernel_error, merge_shapes, with_rank,
+)
 from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.ops.shape_fns import unchanged
+from tensorflux._src.ops.array.array_ops import expand_dims
+from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor
+from tensorflux._src.ops.strings.string_util import (
+    as_bytes as _as_bytes, check_choice, map_strings as _map_strings, ragged_elementwise,
+    ragged_from_value_rowids, strings_like as _strings_like, to_tensor_or_ragged,
+)
 
 __all__ = ["as_string", "string_join", "string_split", "string_to_number"]
 
 _STRING = _dtypes.string
-
-
-def _as_bytes(value):
-    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
-
-
-def _strings_like(shape, items):
-    """An object array of `shape` holding `items` (bytes) in row-major order."""
-    out = np.empty(len(items), object)
-    out[:] = items
-    return out.reshape(shape)
-
-
-def _map_strings(fn, strings, dtype=object):
-    """fn applied to every element of a string array, keeping its shape."""
-    flat = [fn(s) for s in strings.reshape(-1)]
-    if dtype is object:
-        return _strings_like(strings.shape, flat)
-    return np.array(flat, dtype).reshape(strings.shape)
 
 
 # -- StringJoin -------------------------------------------------------------------------------
@@ -83,6 +73,7 @@ register(OpDef("StringJoin", inputs=("inputs: N * string",), outputs=("output: s
                not_differentiable=True))
 
 
+@ragged_elementwise
 def string_join(inputs, separator="", name=None):
     """Joins the strings of the tensors in `inputs` elementwise with `separator`; scalars
     are repeated to the shape of the other inputs, which must all be the same."""
@@ -171,43 +162,67 @@ register(OpDef("StringSplitV2", inputs=("input: string", "sep: string"),
                host=_string_split_v2_kernel, not_differentiable=True))
 
 
-def _as_sparse(result_type, indices, values, shape):
-    if result_type != "SparseTensor":
-        if result_type == "RaggedTensor":
-            raise NotImplementedError("result_type='RaggedTensor' needs tf.RaggedTensor, which "
-                                      "tensorflux does not have; use 'SparseTensor'.")
+def _check_result_type(result_type):
+    if result_type not in ("SparseTensor", "RaggedTensor"):
         raise ValueError("result_type must be 'RaggedTensor' or 'SparseTensor'.")
+
+
+def _as_result(result_type, indices, values, shape):
+    """A split op's sparse result, or (RaggedTensor) its rows: row ids are indices[:, 0]."""
+    if result_type == "RaggedTensor":
+        return ragged_from_value_rowids(values, indices[:, 0], shape[0])
     return SparseTensor(indices, values, shape)
 
 
 def string_split(source, sep=None, skip_empty=True, delimiter=None,
                  result_type="SparseTensor", name=None):
     """TF1's `tf.string_split`: splits each string of the 1-D `source` at every byte of
-    `sep` (default " "; empty: into single bytes), as a SparseTensor [batch, max tokens].
-    `delimiter` is the deprecated name of `sep`."""
+    `sep` (default " "; empty: into single bytes), as a SparseTensor [batch, max tokens]
+    or (result_type="RaggedTensor") a RaggedTensor [batch, (tokens)]. `delimiter` is
+    the deprecated name of `sep`."""
     if sep is not None and delimiter is not None:
         raise ValueError("Cannot specify both 'sep' and 'delimiter'")
     sep = delimiter if sep is None else sep
+    _check_result_type(result_type)
     with _graph.name_scope(name, "StringSplit", [source]):
         sep = convert_to_tensor(" " if sep is None else sep, dtype=_STRING)
         source = convert_to_tensor(source, dtype=_STRING)
         outs = apply_op("StringSplit", input=source, delimiter=sep, skip_empty=skip_empty)
-        return _as_sparse(result_type, *outs)
+        return _as_result(result_type, *outs)
+
+
+def _split_v2_ragged(input, sep, maxsplit):  # noqa: A002
+    """TF 2's tf.strings.split: a RaggedTensor of rank N + 1 (a scalar: a vector)."""
+    if isinstance(input, RaggedTensor):
+        return input.with_flat_values(_split_v2_ragged(input.flat_values, sep, maxsplit))
+    rank = input.shape.ndims
+    if rank is not None and rank > 1:
+        return _split_v2_ragged(RaggedTensor.from_tensor(input), sep, maxsplit)
+    outs = apply_op("StringSplitV2", input=input, sep=sep, maxsplit=maxsplit)
+    return _as_result("RaggedTensor", *outs)
 
 
 def strings_split(input=None, sep=None, maxsplit=-1,  # noqa: A002 - TF's argument name
                   result_type="SparseTensor", source=None, name=None):
-    """TF1's `tf.strings.split`: Python's str.split on each string of the 1-D `input`
-    (`sep` None: runs of whitespace), as a SparseTensor [batch, max tokens]. `source`
-    is the deprecated name of `input`."""
+    """TF1's `tf.strings.split`: Python's str.split on each string of `input` (`sep`
+    None: runs of whitespace), as a SparseTensor or RaggedTensor of rank N + 1 (a
+    scalar input counts as a vector of one). `source` is the deprecated name of
+    `input`."""
     if input is not None and source is not None:
         raise ValueError("Cannot specify both 'input' and 'source'")
     source = input if source is None else source
+    _check_result_type(result_type)
     with _graph.name_scope(name, "StringSplit", [source]):
         sep = convert_to_tensor("" if sep is None else sep, dtype=_STRING)
-        source = convert_to_tensor(source, dtype=_STRING)
-        outs = apply_op("StringSplitV2", input=source, sep=sep, maxsplit=maxsplit)
-        return _as_sparse(result_type, *outs)
+        source = to_tensor_or_ragged(source, dtype=_STRING, name="input")
+        if source.shape.ndims == 0:
+            source = expand_dims(source, 0)
+        if result_type == "SparseTensor" and isinstance(source, Tensor) and \
+                source.shape.ndims in (1, None):
+            outs = apply_op("StringSplitV2", input=source, sep=sep, maxsplit=maxsplit)
+            return SparseTensor(*outs)
+        ragged = _split_v2_ragged(source, sep, maxsplit)
+        return ragged.to_sparse() if result_type == "SparseTensor" else ragged
 
 
 # -- AsString ---------------------------------------------------------------------------------
@@ -268,6 +283,7 @@ register(OpDef("AsString", inputs=("input: T",), outputs=("output: string",),
                shape=unchanged, host=_as_string_kernel, not_differentiable=True))
 
 
+@ragged_elementwise
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1,  # noqa: A002
               fill="", name=None):
     """Each element formatted as a string: floats as printf's %f (6 decimals) unless
@@ -286,7 +302,7 @@ _FLOAT = re.compile(_SPACE + rb"([+-]?)(?:(0x[0-9a-f]+)|(inf|nan|(?:[0-9]+\.?[0-
                     rb"(?:e[+-]?[0-9]+)?))" + _SPACE, re.IGNORECASE)
 
 
-def _parse_int(text, dtype):
+def parse_int(text, dtype):
     match = _INT.fullmatch(text)
     if match is None:
         return None
@@ -295,7 +311,7 @@ def _parse_int(text, dtype):
     return value if info.min <= value <= info.max else None  # overflow fails, as in TF
 
 
-def _parse_float(text, dtype):
+def parse_float(text, dtype):
     match = _FLOAT.fullmatch(text)
     if match is None:
         return None
@@ -307,7 +323,7 @@ def _parse_float(text, dtype):
 
 def _string_to_number_kernel(string_tensor, out_type):
     dtype = out_type.as_numpy_dtype
-    parse = _parse_float if out_type.is_floating else _parse_int
+    parse = parse_float if out_type.is_floating else parse_int
 
     def convert(s):
         value = parse(_as_bytes(s), dtype)
@@ -326,8 +342,11 @@ register(OpDef("StringToNumber", inputs=("string_tensor: string",), outputs=("ou
                host=_string_to_number_kernel, not_differentiable=True))
 
 
-def string_to_number(string_tensor, out_type=_dtypes.float32, name=None):
+@ragged_elementwise
+def string_to_number(string_tensor=None, out_type=_dtypes.float32, name=None,
+                     input=None):  # noqa: A002 - TF1's alias of string_tensor
     """Parses each string as a number of `out_type` (float32, float64, int32, int64)."""
+    string_tensor = deprecated_argument_lookup("input", input, "string_tensor", string_tensor)
     return apply_op("StringToNumber", name=name, string_tensor=string_tensor,
                     out_type=out_type)
 
@@ -348,11 +367,10 @@ register(OpDef("StringLength", inputs=("input: string",), outputs=("output: int3
                not_differentiable=True))
 
 
+@ragged_elementwise
 def string_length(input, name=None, unit="BYTE"):  # noqa: A002
     """The length of each string, in bytes or (unit="UTF8_CHAR") UTF-8 characters."""
-    if unit not in _UNITS:
-        raise ValueError(f"Value for attr 'unit' of {unit!r} is not in the list of allowed "
-                         f"values: {', '.join(repr(u) for u in _UNITS)}")
+    check_choice("StringLength", "unit", unit, _UNITS)
     return apply_op("StringLength", name=name, input=input, unit=unit)
 
 
@@ -376,11 +394,13 @@ register(OpDef("StringLower", inputs=("input: string",), outputs=("output: strin
                not_differentiable=True))
 
 
+@ragged_elementwise
 def string_upper(input, encoding="", name=None):  # noqa: A002
     """Upper-cases each string: ASCII letters, or all of Unicode with encoding="utf-8"."""
     return apply_op("StringUpper", name=name, input=input, encoding=encoding)
 
 
+@ragged_elementwise
 def string_lower(input, encoding="", name=None):  # noqa: A002
     """Lower-cases each string: ASCII letters, or all of Unicode with encoding="utf-8"."""
     return apply_op("StringLower", name=name, input=input, encoding=encoding)
