@@ -57,9 +57,23 @@ def runs_on_host(op) -> bool:
         return op._body is None
     if op.op_def.functional:
         return bool(op._attrs.get("host_loop"))
-    # Resource handles (queue keys) are host objects too.
-    return any(t.dtype.base_dtype in (_dtypes.string, _dtypes.resource)
+    # Resource handles (queue keys) are host objects too; a TensorArray's is not.
+    return any(t.dtype.base_dtype == _dtypes.string
+               or (t.dtype.base_dtype == _dtypes.resource and not _is_tensor_array_handle(t))
                for t in op.inputs + tuple(op.outputs))
+
+
+# A TensorArray's handle is a compiled placeholder (its array travels in the flow, see
+# ta_buffer.py), so its ops compile; it may reach them through pass-through ops.
+_TA_HANDLE_OPS = ("TensorArrayV3", "TensorArrayGradV3")
+_PASS_THROUGH = ("Identity", "Enter", "Exit", "Switch", "Merge", "NextIteration")
+
+
+def _is_tensor_array_handle(t) -> bool:
+    op = t.op
+    while op.type in _PASS_THROUGH and op.inputs:
+        op = op.inputs[0].op
+    return op.type in _TA_HANDLE_OPS
 
 
 def partition(ops, canonical):
