@@ -28,6 +28,11 @@ def _batch(rng, n, low=3, high=6):
     return src, lengths.astype(np.int32), dec_in, dec_out, (lengths + 1).astype(np.int32)
 
 
+# ~16 s on an idle 2-core machine (mostly XLA compiling the training step, the variable
+# initializer and the beam search), well over 20 s under load: slow. The default-run
+# checks of the same pieces are the NumPy-reference tests in test_seq2seq.py (attention
+# steps, TrainingHelper decoding, beam search, sequence_loss); the numbers come from
+# benchmarks/seq2seq_reverse.py.
 @pytest.mark.slow
 def test_attention_seq2seq_learns_to_reverse_and_beam_decodes():
     tf.set_random_seed(7)
