@@ -70,6 +70,29 @@ def test_from_tensors_and_reinitializable_iterator_of_tensor_arrays():
         np.testing.assert_array_equal(got, [[0, 0], [1, 10], [2, 20]])
 
 
+def test_dynamic_arrays_of_varying_size_from_a_loop_in_map():
+    def squares(n):  # [0, 1, 4, ..., (n-1)^2], written by a while_loop
+        ta = tf.TensorArray(tf.int64, size=0, dynamic_size=True)
+        _, ta = tf.while_loop(lambda i, ta: i < n,
+                              lambda i, ta: (i + 1, ta.write(tf.cast(i, tf.int32), i * i)),
+                              (tf.constant(0, tf.int64), ta))
+        return ta
+
+    with tf.Graph().as_default():
+        ds = tf.data.Dataset.range(1, 5).map(squares)
+        assert ds.element_spec == tf.TensorArraySpec([], tf.int64, dynamic_size=True)
+        ta = tf.data.make_one_shot_iterator(ds).get_next()
+        padded = tf.data.make_one_shot_iterator(
+            ds.map(lambda t: t.stack()).padded_batch(2, [None])).get_next()
+        with tf.Session() as sess:
+            for n in range(1, 5):
+                stacked, size = sess.run([ta.stack(), ta.size()])
+                np.testing.assert_array_equal(stacked, np.arange(n) ** 2)
+                assert size == n
+            np.testing.assert_array_equal(sess.run(padded), [[0, 0], [0, 1]])
+            np.testing.assert_array_equal(sess.run(padded), [[0, 1, 4, 0], [0, 1, 4, 9]])
+
+
 def test_tensor_array_elements_do_not_batch_or_slice():
     # TF 1.15's TensorArraySpec has no batching rules.
     with tf.Graph().as_default():
