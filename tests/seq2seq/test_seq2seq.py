@@ -167,6 +167,68 @@ def test_attention_wrapper_step_matches_numpy(kind, flag):
     assert got_time == 3
 
 
+def _np_monotonic(p, previous):
+    """TF's recurrence: q[i] = (1 - p[i-1]) q[i-1] + previous[i]; attention = p q."""
+    q = np.zeros_like(p)
+    for i in range(p.shape[1]):
+        q[:, i] = (q[:, i - 1] * (1 - p[:, i - 1]) if i else 0) + previous[:, i]
+    return p * q
+
+
+def test_monotonic_attention_mechanisms_match_numpy():
+    batch, time, depth, units = 2, 4, 3, 5
+    rng = np.random.RandomState(3)
+    memory = rng.randn(batch, time, depth)
+    lengths = np.array([4, 3], np.int32)
+    query = rng.randn(batch, units)
+    previous = np.array([[0.1, 0.6, 0.3, 0.0], [0.5, 0.5, 0.0, 0.0]])
+    with tf.variable_scope("mono"):
+        bahdanau = seq2seq.BahdanauMonotonicAttention(
+            units, memory.astype(np.float32), memory_sequence_length=lengths,
+            score_bias_init=-0.5, mode="recursive")
+        luong = seq2seq.LuongMonotonicAttention(
+            units, memory.astype(np.float32), memory_sequence_length=lengths, scale=True,
+            score_bias_init=0.25, mode="parallel")
+        q32, prev32 = tf.constant(query, tf.float32), tf.constant(previous, tf.float32)
+        b_align, b_state = bahdanau(q32, prev32)
+        l_align, _ = luong(q32, prev32)
+        initial = luong.initial_alignments(batch, tf.float32)
+    assert b_state is b_align
+    names = {v.op.name for v in tf.global_variables()}
+    assert names == {"mono/memory_layer/kernel", "mono/memory_layer_1/kernel",
+                     "mono/bahdanau_monotonic_attention/query_layer/kernel",
+                     "mono/bahdanau_monotonic_attention/attention_v",
+                     "mono/bahdanau_monotonic_attention/attention_score_bias",
+                     "mono/luong_monotonic_attention/attention_g",
+                     "mono/luong_monotonic_attention/attention_score_bias"}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        v = {n: sess.run(tf.get_default_graph().get_tensor_by_name(n + ":0")) for n in names}
+        got_b, got_l, got_init = sess.run([b_align, l_align, initial])
+    mask = np.arange(time)[None] < lengths[:, None]
+    values = memory * mask[..., None]
+    assert v["mono/bahdanau_monotonic_attention/attention_score_bias"] == -0.5
+    keys = values @ v["mono/memory_layer/kernel"]
+    q = query @ v["mono/bahdanau_monotonic_attention/query_layer/kernel"]
+    score = np.sum(v["mono/bahdanau_monotonic_attention/attention_v"]
+                   * np.tanh(keys + q[:, None]), 2) - 0.5
+    p = np.where(mask, 1 / (1 + np.exp(-score)), 0.0)  # masked scores are -inf
+    np.testing.assert_allclose(got_b, _np_monotonic(p, previous), rtol=1e-5, atol=1e-7)
+    keys = values @ v["mono/memory_layer_1/kernel"]
+    score = v["mono/luong_monotonic_attention/attention_g"] * np.einsum(
+        "bu,btu->bt", query, keys) + 0.25
+    p = np.where(mask, 1 / (1 + np.exp(-score)), 0.0)
+    np.testing.assert_allclose(got_l, _np_monotonic(p, previous), rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(got_init, [[1, 0, 0, 0], [1, 0, 0, 0]])
+    # As in TF 1.15: the score bias is made from a Python float (float32), so other
+    # dtypes fail in get_variable.
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="Initializer type '<dtype: 'float32'>' and "
+                                             "explicit dtype '<dtype: 'float64'>' don't"):
+            seq2seq.LuongMonotonicAttention(units, memory, dtype=tf.float64)(
+                tf.constant(query), tf.constant(previous))
+
+
 def test_attention_errors_and_state_clone():
     memory = tf.zeros([2, 3, 4])
     mech = seq2seq.LuongAttention(5, memory)

@@ -36,12 +36,14 @@ from tensorflux._src.ops.math.reduce_ops import argmax, cumprod, cumsum, reduce_
 from tensorflux._src.ops.nn.nn_ops import softmax
 from tensorflux._src.ops.nn.rnn import _check_cell
 from tensorflux._src.ops.nn.rnn_cell_impl import RNNCell, _zeros, map_state_size
+from tensorflux._src.ops.random.random_ops import random_normal
 from tensorflux._src.ops.shape_fns import static_value
 from tensorflux._src.ops.state import init_ops
 from tensorflux._src.train import variable_scope as vs
 
 __all__ = ["AttentionMechanism", "AttentionWrapper", "AttentionWrapperState", "LuongAttention",
-           "BahdanauAttention", "hardmax", "safe_cumprod", "monotonic_attention"]
+           "BahdanauAttention", "hardmax", "safe_cumprod", "monotonic_attention",
+           "BahdanauMonotonicAttention", "LuongMonotonicAttention"]
 
 
 def _zero_state_tensors(state_size, batch_size, dtype):
@@ -298,6 +300,110 @@ def monotonic_attention(p_choose_i, previous_attention, mode):
         p_choose_i *= cumsum(previous_attention, axis=1)
         return p_choose_i * cumprod(1 - p_choose_i, axis=1, exclusive=True)
     raise ValueError("mode must be 'recursive', 'parallel', or 'hard'.")
+
+
+def _monotonic_probability_fn(score, previous_alignments, sigmoid_noise, mode, seed=None):
+    """Choosing probabilities sigmoid(score + noise) (a hard step in mode 'hard'), turned
+    into the monotonic attention distribution."""
+    if sigmoid_noise > 0:
+        score += sigmoid_noise * random_normal(array_ops.shape(score), dtype=score.dtype,
+                                               seed=seed)
+    if mode == "hard":
+        p_choose_i = math_ops.cast(score > 0, score.dtype)
+    else:
+        p_choose_i = math_ops.sigmoid(score)
+    return monotonic_attention(p_choose_i, previous_alignments, mode)
+
+
+class _BaseMonotonicAttentionMechanism(_BaseAttentionMechanism):
+    """Monotonic mechanisms start from a dirac distribution on the first memory entry."""
+
+    def initial_alignments(self, batch_size, dtype):
+        """`[batch_size, alignments_size]` one-hot rows at position 0."""
+        return one_hot(zeros((batch_size,), dtype=_dtypes.int32), self._alignments_size,
+                       dtype=dtype)
+
+
+def _monotonic_fn(sigmoid_noise, mode, seed):
+    return lambda score, previous: _monotonic_probability_fn(score, previous, sigmoid_noise,
+                                                             mode, seed)
+
+
+class BahdanauMonotonicAttention(_BaseMonotonicAttentionMechanism):
+    """Bahdanau energies through the monotonic probability function, with a learned
+    scalar score bias before the sigmoid (Raffel et al., 2017)."""
+
+    def __init__(self, num_units, memory, memory_sequence_length=None, normalize=False,
+                 score_mask_value=None, sigmoid_noise=0., sigmoid_noise_seed=None,
+                 score_bias_init=0., mode="parallel", dtype=None,
+                 name="BahdanauMonotonicAttention"):
+        dtype = _dtypes.float32 if dtype is None else dtype
+        super().__init__(
+            query_layer=Dense(num_units, name="query_layer", use_bias=False, dtype=dtype),
+            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+            memory=memory, probability_fn=_monotonic_fn(sigmoid_noise, mode,
+                                                        sigmoid_noise_seed),
+            memory_sequence_length=memory_sequence_length, score_mask_value=score_mask_value,
+            name=name)
+        self._num_units = num_units
+        self._normalize = normalize
+        self._name = name
+        self._score_bias_init = score_bias_init
+
+    def __call__(self, query, state):
+        """Returns `(alignments, next_state)` for `query` [batch, query_depth]."""
+        with vs.variable_scope(None, "bahdanau_monotonic_attention", [query]):
+            processed_query = self.query_layer(query) if self.query_layer else query
+            attention_v = vs.get_variable("attention_v", [self._num_units], dtype=query.dtype)
+            attention_g = attention_b = None
+            if self._normalize:
+                attention_g = vs.get_variable(
+                    "attention_g", dtype=query.dtype, shape=(),
+                    initializer=init_ops.constant_initializer(math.sqrt(1. / self._num_units)))
+                attention_b = vs.get_variable("attention_b", [self._num_units],
+                                              dtype=query.dtype,
+                                              initializer=init_ops.zeros_initializer())
+            score = _bahdanau_score(processed_query, self._keys, attention_v,
+                                    attention_g=attention_g, attention_b=attention_b)
+            score += vs.get_variable("attention_score_bias", dtype=processed_query.dtype,
+                                     initializer=self._score_bias_init)
+        alignments = self._probability_fn(score, state)
+        return alignments, alignments
+
+
+class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
+    """Luong energies through the monotonic probability function, with a learned scalar
+    score bias before the sigmoid (Raffel et al., 2017)."""
+
+    def __init__(self, num_units, memory, memory_sequence_length=None, scale=False,
+                 score_mask_value=None, sigmoid_noise=0., sigmoid_noise_seed=None,
+                 score_bias_init=0., mode="parallel", dtype=None,
+                 name="LuongMonotonicAttention"):
+        dtype = _dtypes.float32 if dtype is None else dtype
+        super().__init__(
+            query_layer=None,
+            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+            memory=memory, probability_fn=_monotonic_fn(sigmoid_noise, mode,
+                                                        sigmoid_noise_seed),
+            memory_sequence_length=memory_sequence_length, score_mask_value=score_mask_value,
+            name=name)
+        self._num_units = num_units
+        self._scale = scale
+        self._score_bias_init = score_bias_init
+        self._name = name
+
+    def __call__(self, query, state):
+        """Returns `(alignments, next_state)` for `query` [batch, query_depth]."""
+        with vs.variable_scope(None, "luong_monotonic_attention", [query]):
+            attention_g = None
+            if self._scale:
+                attention_g = vs.get_variable("attention_g", dtype=query.dtype,
+                                              initializer=init_ops.ones_initializer, shape=())
+            score = _luong_score(query, self._keys, attention_g)
+            score += vs.get_variable("attention_score_bias", dtype=query.dtype,
+                                     initializer=self._score_bias_init)
+        alignments = self._probability_fn(score, state)
+        return alignments, alignments
 
 
 def hardmax(logits, name=None):

@@ -8,7 +8,8 @@ seq2seq models restore.
 from tensorflux._src.ops.nn.gather_tree import gather_tree  # noqa: F401
 from tensorflux._src.seq2seq.attention_wrapper import (  # noqa: F401
     AttentionMechanism, AttentionWrapper, AttentionWrapperState, BahdanauAttention,
-    LuongAttention, hardmax, monotonic_attention, safe_cumprod,
+    BahdanauMonotonicAttention, LuongAttention, LuongMonotonicAttention, hardmax,
+    monotonic_attention, safe_cumprod,
 )
 from tensorflux._src.seq2seq.basic_decoder import BasicDecoder, BasicDecoderOutput  # noqa: F401
 from tensorflux._src.seq2seq.beam_search_decoder import (  # noqa: F401
@@ -24,6 +25,7 @@ from tensorflux._src.seq2seq.loss import sequence_loss  # noqa: F401
 
 __all__ = [
     "AttentionMechanism", "AttentionWrapper", "AttentionWrapperState", "BahdanauAttention",
+    "BahdanauMonotonicAttention", "LuongMonotonicAttention",
     "BasicDecoder", "BasicDecoderOutput", "BeamSearchDecoder", "BeamSearchDecoderOutput",
     "BeamSearchDecoderState", "CustomHelper", "Decoder", "FinalBeamSearchDecoderOutput",
     "GreedyEmbeddingHelper", "Helper", "InferenceHelper", "LuongAttention",
