@@ -192,6 +192,9 @@ from tensorflux._src.framework.indexed_slices import (  # noqa: E402,F401
 from tensorflux._src.ops.math import indexed_slices_ops as _indexed_slices_ops  # noqa: E402,F401
 
 # TensorArray, raw_rnn (seq2seq lives in tf.contrib.seq2seq).
+from tensorflux._src.ops.control.tensor_array_ops import (  # noqa: E402,F401
+    TensorArray, TensorArraySpec,
+)
 
 # Lookup tables: tf.lookup, index tables, tables_initializer.
 from tensorflux import lookup  # noqa: E402,F401

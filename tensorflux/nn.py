@@ -38,3 +38,4 @@ from tensorflux._src.ops.sparse.embedding_ops import (  # noqa: F401,E402
 )
 
 # TensorArray-based recurrent loops (raw_rnn).
+from tensorflux._src.ops.nn.raw_rnn import raw_rnn  # noqa: F401,E402

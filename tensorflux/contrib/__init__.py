@@ -3,13 +3,13 @@
     from tensorflux.contrib import layers     # or tf.contrib.layers.conv2d(...)
 
 Submodules load on first use (`tf.contrib.layers`, `framework`, `lookup`, `rnn`,
-`slim`, `training`); other contrib modules are not provided and raise AttributeError
-saying so.
+`seq2seq`, `slim`, `training`); other contrib modules are not provided and raise
+AttributeError saying so.
 """
 
 import importlib
 
-_SUBMODULES = ("framework", "layers", "lookup", "rnn", "slim", "training")
+_SUBMODULES = ("framework", "layers", "lookup", "rnn", "seq2seq", "slim", "training")
 
 
 def __getattr__(name):

@@ -87,3 +87,7 @@ from tensorflux._src.data.table_init import (  # noqa: E402
     index_table_from_dataset, table_from_dataset,
 )
 __all__ += ["index_table_from_dataset", "table_from_dataset"]
+
+# TensorArray elements (TensorArraySpec).
+from tensorflux._src.data.type_specs import TensorArrayStructure  # noqa: E402,F401
+__all__ += ["TensorArrayStructure"]

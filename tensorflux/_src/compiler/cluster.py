@@ -20,7 +20,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import effects, functional, lowering, options, state
+from tensorflux._src.compiler import effects, functional, lowering, options, state, ta_buffer
 from tensorflux._src.framework import errors
 from tensorflux._src.runtime import devices
 
@@ -60,11 +60,18 @@ class Cluster:
                                        or self.state.checked_vars)
         self._options_tried = options.candidates(ops, self.device, compiler_options)
         # Inputs compiled in as constants (see _compile_time_inputs), and one executable
-        # per distinct value of them.
-        self.static_positions = ()
+        # per distinct value of them. Data-dependent sizes computed by a host step (a
+        # dynamic TensorArray's size) are compiled in from the start: they are why the
+        # run was cut there, and baking in only them keeps fed data out of the key.
+        self.static_positions = tuple(i for i, t in enumerate(self.inputs)
+                                      if t.op.op_def.host_outside_bodies)
         self._variants = {}
         self._batched = None
         self._called = False  # see call()
+        # While ops carrying TensorArrays (themselves, or the forward op a gradient
+        # recomputes): a run that needs more room than compiled grows them and reruns.
+        self.growable = {o for o in (op._attrs.get("forward", op) for op in ops)
+                         if o._attrs.get("carries_arrays")}
         # The usual state: every variable read exists and every one asked about too.
         self._all_initialized = (tuple(True for _ in self.state.checked_vars), ())
         self.jitted = self._build({}, self._all_initialized)
@@ -109,13 +116,20 @@ class Cluster:
 
     def _compile_time_inputs(self, args):
         """Inputs that may be compiled in when an op needs a static value: small integer
-        arrays (shapes, sizes, slice bounds fed or computed by a host step)."""
-        positions = []
+        arrays (shapes, sizes, slice bounds fed or computed by an earlier step).
+
+        Computed ones come first: a shape an earlier cluster computed is the usual
+        culprit, and compiling in fed integers (token ids, sequence lengths) too would
+        make a new executable for every batch. Feeds join when that did not suffice."""
+        computed, fed = [], []
+        seen = {}
         for i, a in enumerate(args):
             dtype = getattr(a, "dtype", None)
             if dtype is not None and np.dtype(dtype).kind in "iu" and np.size(a) <= 64:
-                positions.append(i)
-        return tuple(positions)
+                (fed if _reads_data(self.inputs[i], seen) else computed).append(i)
+        if computed and not set(computed) <= set(self.static_positions):
+            return tuple(computed)
+        return tuple(computed + fed)
 
     @property
     def compiler_options(self):
@@ -204,10 +218,12 @@ class Cluster:
         except errors.StaticValueRequired:
             # Raised while tracing (nothing ran, nothing was donated): compile the small
             # integer inputs in as constants and try again, once.
-            positions = self._compile_time_inputs(args)
-            if self.static_positions or not positions:
+            positions = tuple(sorted(set(self.static_positions)
+                                     | set(self._compile_time_inputs(args))))
+            if positions == self.static_positions:
                 raise
             self.static_positions = positions
+            self._variants.clear()
             return self._call(args, session_state)
         collector = self.effects
         failure = (collector.first_failure(check_outputs)
@@ -218,6 +234,14 @@ class Cluster:
             for var, value in zip(plan.written_vars, finals):
                 if var in self.donated:
                     store[var] = value
+            if (issubclass(failure.error, ta_buffer.CapacityExceeded)
+                    and failure.op in self.growable and ta_buffer.bump_growth(failure.op)):
+                # Every variable is back at its old value: recompile with twice the
+                # room for the loop's arrays (and iterations) and run again.
+                self._variants.clear()
+                self._batched = None
+                self.jitted = self._build({}, self._all_initialized)
+                return self._call(args, session_state)
             raise failure.exception()
         for var, value in zip(plan.written_vars, finals):
             store[var] = value
@@ -235,6 +259,38 @@ class Cluster:
                 raise failure.exception()
         if emit_outputs:
             collector.run_emits(emit_outputs)
+
+
+# Ops whose outputs depend only on their inputs' shapes, not on their values.
+_SHAPE_OPS = frozenset(("Shape", "ShapeN", "Size", "Rank"))
+
+
+def _reads_data(tensor, seen):
+    """Whether `tensor`'s value depends on fed values, variables or randomness (rather
+    than only on shapes and constants)."""
+    stack, path = [tensor.op], []
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            if seen[op]:
+                break
+            continue
+        if op.type in _SHAPE_OPS:
+            seen[op] = False
+            continue
+        if op.type in ("Placeholder", "PlaceholderWithDefault") or op.op_def.is_variable \
+                or op.op_def.random or (op.op_def.stateful and not op.op_def.host_outside_bodies
+                                        and op.type != "TensorArrayV3"):
+            seen[op] = True
+            break
+        seen[op] = False
+        path.append(op)
+        stack.extend(t.op for t in op.inputs)
+    else:
+        return False
+    for op in path:  # everything on the way to a data-dependent op depends on data
+        seen[op] = True
+    return True
 
 
 def _uninitialized(plan, store):

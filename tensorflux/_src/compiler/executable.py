@@ -15,7 +15,7 @@ import time
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import functional, lowering, passes, run_plan, state
+from tensorflux._src.compiler import functional, lowering, passes, run_plan, state, ta_buffer
 from tensorflux._src.compiler.cluster import Cluster
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
@@ -177,6 +177,8 @@ class Executable:
                 and all(kind == "step" for kind, _ in sources)):
             return None
         cluster = self.clusters[0]
+        if cluster.growable:  # its loops may recompile with more room (Cluster._call)
+            return None
         jitted, consts, collector = cluster.jitted, cluster._const_values, cluster.effects
 
         def finish(exports, effect_outputs):
@@ -367,6 +369,9 @@ def _run_host_step(op, env, static, canonical, session_state):
             continue  # a construct's variables: it reads them from the session's store
         r = canonical.get(t, t)
         value = static[r] if r in static else env[r]
+        if ta_buffer.is_buffer(value):  # a TensorArray's flow: its arrays, concrete
+            values.append(jax.tree_util.tree_map(np.asarray, value))
+            continue
         values.append(value if isinstance(value, np.ndarray) else np.asarray(value))
     if op.op_def.random and op.op_def.host is None:  # e.g. random_shuffle of strings
         from tensorflux._src.compiler.cluster import prng_key
@@ -388,5 +393,7 @@ def _same_shapes(values):
 
 def _to_numpy(value):
     """numpy array for a result; 0-d results become numpy scalars, as TF1 returns them."""
+    if ta_buffer.is_buffer(value):  # a TensorArray's flow fetched: TF's float scalar
+        return value.fetch_value()
     value = np.asarray(value)
     return value[()] if value.ndim == 0 else value

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.compiler import effects, lowering, run_plan, state
+from tensorflux._src.compiler import effects, lowering, run_plan, state, ta_buffer
 from tensorflux._src.framework import errors
 
 _local = threading.local()
@@ -90,7 +90,8 @@ def run_on_host(op, values, session_state):
         outs, new_refs = run(op, values, [store[v] for v in refs], key)
         for var, value in zip(op._attrs["body_writes_ordered"], new_refs):
             store[var] = value
-    return [np.asarray(v) for v in outs]
+    return [jax.tree_util.tree_map(np.asarray, v) if ta_buffer.is_buffer(v) else np.asarray(v)
+            for v in outs]
 
 
 def cached_vjp(forward):
@@ -99,7 +100,9 @@ def cached_vjp(forward):
 
 
 def forward_with_vjp(op, values, ref_values, key):
-    """The op's outputs and new refs, plus the VJP over its floating-point inputs/outputs."""
+    """The op's outputs and new refs, plus the VJP over its floating-point inputs/outputs:
+    `vjp(grads)` takes one gradient per float output (as the graph computed it) and
+    returns one per float input."""
     float_in = differentiable_inputs(op)
     float_out = differentiable_outputs(op)
 
@@ -110,13 +113,29 @@ def forward_with_vjp(op, values, ref_values, key):
         outs, new_refs = op.op_def.lower(op, vals, ref_values, key)
         return tuple(outs[j] for j in float_out), (outs, new_refs)
 
-    primals = [jnp.asarray(values[i]) for i in float_in]
+    # A TensorArray's flow (ta_buffer.TABuffer) is differentiated as the pytree it is.
+    primals = [values[i] if ta_buffer.is_buffer(values[i]) else jnp.asarray(values[i])
+               for i in float_in]
     marked = _differentiated()
     marked.append(op)
     try:
-        _, vjp, (outs, new_refs) = jax.vjp(forward, *primals, has_aux=True)
+        _, raw_vjp, (outs, new_refs) = jax.vjp(forward, *primals, has_aux=True)
     finally:
         marked.pop()
+
+    def vjp(grads):
+        cotangents = []
+        for g, j in zip(grads, float_out):
+            if ta_buffer.is_buffer(outs[j]):
+                cotangents.append(ta_buffer.to_cotangent(outs[j], g))
+            else:
+                want = op.outputs[j].dtype.base_dtype.as_numpy_dtype
+                cotangents.append(jnp.broadcast_to(jnp.asarray(g, dtype=want),
+                                                   jnp.shape(outs[j])))
+        results = raw_vjp(tuple(cotangents))
+        return [ta_buffer.from_cotangent(p, r) if ta_buffer.is_buffer(p) else r
+                for p, r in zip(primals, results)]
+
     return outs, new_refs, vjp
 
 
@@ -245,6 +264,9 @@ def cast_like(values, tensors):
     """Body results as arrays of the construct's declared output dtypes."""
     out = []
     for v, t in zip(values, tensors):
+        if ta_buffer.is_buffer(v):  # a TensorArray's flow carries its buffer
+            out.append(v)
+            continue
         want = t.dtype.base_dtype.as_numpy_dtype
         out.append(jnp.asarray(v, dtype=want))
     return out

@@ -48,15 +48,32 @@ class HostStep:
 
 
 def runs_on_host(op) -> bool:
-    """Ops with a NumPy kernel, ops touching strings (XLA has no string type), and loops
-    whose variables change shape across iterations (XLA's loops keep shapes fixed)."""
+    """Ops with a NumPy kernel, ops touching strings (XLA has no string type), loops
+    whose variables change shape across iterations (XLA's loops keep shapes fixed), and
+    data-dependent sizes outside bodies (OpDef.host_outside_bodies)."""
     if op.op_def.host is not None:
         return True
+    if op.op_def.host_outside_bodies:
+        return op._body is None
     if op.op_def.functional:
         return bool(op._attrs.get("host_loop"))
-    # Resource handles (queue keys) are host objects too.
-    return any(t.dtype.base_dtype in (_dtypes.string, _dtypes.resource)
+    # Resource handles (queue keys) are host objects too; a TensorArray's is not.
+    return any(t.dtype.base_dtype == _dtypes.string
+               or (t.dtype.base_dtype == _dtypes.resource and not _is_tensor_array_handle(t))
                for t in op.inputs + tuple(op.outputs))
+
+
+# A TensorArray's handle is a compiled placeholder (its array travels in the flow, see
+# ta_buffer.py), so its ops compile; it may reach them through pass-through ops.
+_TA_HANDLE_OPS = ("TensorArrayV3", "TensorArrayGradV3")
+_PASS_THROUGH = ("Identity", "Enter", "Exit", "Switch", "Merge", "NextIteration")
+
+
+def _is_tensor_array_handle(t) -> bool:
+    op = t.op
+    while op.type in _PASS_THROUGH and op.inputs:
+        op = op.inputs[0].op
+    return op.type in _TA_HANDLE_OPS
 
 
 def partition(ops, canonical):

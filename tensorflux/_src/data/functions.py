@@ -26,6 +26,7 @@ from tensorflux._src.framework.func_graph import FunctionGraph
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.framework.composite_tensor import CompositeTensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from tensorflux._src.ops.control.tensor_array_ops import TensorArray
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensorValue
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 
@@ -192,6 +193,8 @@ def _as_outputs(result, transformation, graph):
                 leaf = leaf._from_components([
                     t if t.graph is graph else graph.capture_value(t)
                     for t in leaf._flat_tensors()])
+        elif isinstance(leaf, TensorArray):
+            pass  # a component of its own (TensorArraySpec); graph_flat stacks it
         elif not isinstance(leaf, Tensor):
             leaf = convert_to_tensor(leaf)
         elif isinstance(leaf, Tensor) and leaf.graph is not graph:

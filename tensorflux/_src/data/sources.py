@@ -14,6 +14,7 @@ from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.composite_tensor import CompositeTensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorflux._src.framework.tensor_conversion import _contains_tensor, convert_to_tensor
+from tensorflux._src.ops.control.tensor_array_ops import TensorArray
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor, RaggedTensorValue
 
 
@@ -22,6 +23,8 @@ def _normalize_leaf(leaf):
     initialization), an array, or a SparseTensorValue / RaggedTensorValue of arrays."""
     if isinstance(leaf, _GRAPH_COMPONENTS):
         return leaf
+    if isinstance(leaf, TensorArray):  # TF 1.15 keeps its stacked elements (a TensorList)
+        return leaf.stack()
     if isinstance(leaf, (SparseTensorValue, RaggedTensorValue)):
         return _structure.to_component(leaf)
     if hasattr(leaf, "_as_graph_element") or _contains_tensor(leaf):
@@ -53,17 +56,23 @@ def _leaf_value(ctx, leaf):
 
 
 def _spec(leaf, drop_first=False):
-    if isinstance(leaf, _GRAPH_COMPONENTS):
+    if isinstance(leaf, _GRAPH_COMPONENTS + (TensorArray,)):
         spec = _structure.spec_of_graph_value(leaf)
     else:
         spec = _structure.spec_of_value(leaf)
     if not drop_first:
         return spec
-    if spec.shape.ndims == 0:
+    if hasattr(spec, "shape") and spec.shape.ndims == 0:  # TensorArraySpec: no slices
         what = leaf.name if isinstance(leaf, Tensor) else repr(leaf)
         raise ValueError(f"from_tensor_slices needs components of rank >= 1, but {what} "
                          f"is a scalar")
     return _structure.kind(spec).unbatched_spec(spec)
+
+
+def _spec_source(given, leaf):
+    """What a component's spec is read from: a TensorArray itself (TensorArraySpec),
+    else its normalized value."""
+    return given if isinstance(given, TensorArray) else leaf
 
 
 def _static_size(leaf):
@@ -82,10 +91,12 @@ class TensorDataset(Dataset):
     """One element: the given structure (`from_tensors`)."""
 
     def __init__(self, tensors):
-        leaves = [_normalize_leaf(leaf) for leaf in _structure.flatten(tensors)]
+        given = _structure.flatten(tensors)
+        leaves = [_normalize_leaf(leaf) for leaf in given]
         self._leaves = leaves
         self._tensor_args = _graph_tensors(leaves)
-        self._structure = _structure.Structure(tensors, [_spec(leaf) for leaf in leaves])
+        self._structure = _structure.Structure(tensors, [_spec(_spec_source(g, leaf))
+                                                         for g, leaf in zip(given, leaves)])
 
     def _iterate(self, ctx):
         yield tuple(_leaf_value(ctx, leaf) for leaf in self._leaves)
@@ -99,11 +110,13 @@ class TensorSliceDataset(Dataset):
     a SparseTensor component is sliced into the SparseTensors of its rows."""
 
     def __init__(self, tensors):
-        leaves = [_normalize_leaf(leaf) for leaf in _structure.flatten(tensors)]
+        given = _structure.flatten(tensors)
+        leaves = [_normalize_leaf(leaf) for leaf in given]
         self._leaves = leaves
         self._tensor_args = _graph_tensors(leaves)
         self._structure = _structure.Structure(
-            tensors, [_spec(leaf, drop_first=True) for leaf in leaves])
+            tensors, [_spec(_spec_source(g, leaf), drop_first=True)
+                      for g, leaf in zip(given, leaves)])
         sizes = {_static_size(leaf) for leaf in leaves} - {None}
         if len(sizes) > 1:
             raise ValueError(f"from_tensor_slices: all components must have the same size in "

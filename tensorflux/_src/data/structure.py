@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorflux._src.data.ta_elements import TensorArrayComponent
 from tensorflux._src.data.type_specs import DatasetSpec, SparseTensorSpec
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors, tensor_shape
@@ -26,6 +27,7 @@ from tensorflux._src.framework.sparse_tensor import SparseTensor, SparseTensorVa
 from tensorflux._src.framework.tensor_conversion import make_ndarray
 from tensorflux._src.framework.type_spec import TensorSpec, TypeSpec
 from tensorflux._src.ops.constant import constant
+from tensorflux._src.ops.control.tensor_array_ops import TensorArray, TensorArraySpec
 from tensorflux._src.ops.sparse.ragged_tensor import (RaggedTensor, RaggedTensorSpec,
                                                       RaggedTensorValue)
 
@@ -408,6 +410,8 @@ def kind(spec):
         return _Ragged
     if isinstance(spec, DatasetSpec):
         return _Nested
+    if isinstance(spec, TensorArraySpec):
+        return TensorArrayComponent
     raise TypeError(f"tf.data elements cannot have components of type {spec!r}")
 
 
@@ -415,6 +419,8 @@ def spec_of_graph_value(value) -> TypeSpec:
     """The spec of a graph-side component (Tensor, SparseTensor, RaggedTensor, Dataset)."""
     if isinstance(value, RaggedTensor):
         return value._type_spec
+    if isinstance(value, TensorArray):
+        return TensorArraySpec.from_value(value)
     if isinstance(value, SparseTensor):
         return SparseTensorSpec(value.shape, value.dtype)
     if isinstance(value, Tensor):
@@ -459,6 +465,11 @@ class Structure:
             if isinstance(c, TypeSpec):  # TF's legacy class of a RaggedTensor: its spec
                 specs.append(c)
                 continue
+            if c is TensorArray:  # TF's legacy TensorArray shape: [dynamic_size,
+                shape = tensor_shape.as_shape(s)  # infer_shape] + element_shape
+                specs.append(TensorArraySpec(shape[2:], d, bool(shape[0].value),
+                                             bool(shape[1].value)))
+                continue
             cls_ = SparseTensorSpec if c is SparseTensor else TensorSpec
             specs.append(cls_(tensor_shape.as_shape(s), _dtypes.as_dtype(d)))
         return cls(template, specs)
@@ -476,11 +487,15 @@ class Structure:
 
     @property
     def output_types(self):
-        return self.pack([s if isinstance(s, DatasetSpec) else s.dtype for s in self.specs])
+        return self.pack([s if isinstance(s, DatasetSpec) else
+                          s._to_legacy_output_types() if isinstance(s, TensorArraySpec)
+                          else s.dtype for s in self.specs])
 
     @property
     def output_shapes(self):
-        return self.pack([s if isinstance(s, DatasetSpec) else s.shape for s in self.specs])
+        return self.pack([s if isinstance(s, DatasetSpec) else
+                          s._to_legacy_output_shapes() if isinstance(s, TensorArraySpec)
+                          else s.shape for s in self.specs])
 
     @property
     def output_classes(self):
@@ -587,8 +602,8 @@ class Structure:
 
 
 def legacy_class(spec):
-    """TF1's output_classes entry: Tensor or SparseTensor; for ragged and dataset
-    components TF gives the spec itself."""
+    """TF1's output_classes entry: Tensor, SparseTensor or TensorArray; for ragged and
+    dataset components TF gives the spec itself."""
     if isinstance(spec, (DatasetSpec, RaggedTensorSpec)):
         return spec
     return kind(spec).output_class

@@ -4,8 +4,9 @@ makes) and `OptionalSpec` (the type of a `tf.data.experimental.Optional`).
 
 TF 1.15 exports them also under their older names (`tf.data.experimental.
 SparseTensorStructure`, `DatasetStructure`, `OptionalStructure`); `tf.data.experimental.
-TensorStructure(dtype, shape)` and `RaggedTensorStructure(dtype, shape, ragged_rank)` are
-deprecated constructors of `tf.TensorSpec` and `tf.RaggedTensorSpec`.
+TensorStructure(dtype, shape)`, `RaggedTensorStructure(dtype, shape, ragged_rank)` and
+`TensorArrayStructure(dtype, element_shape, dynamic_size, infer_shape)` are deprecated
+constructors of `tf.TensorSpec`, `tf.RaggedTensorSpec` and `tf.TensorArraySpec`.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from __future__ import annotations
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.sparse_tensor import SparseTensorSpec
 from tensorflux._src.framework.type_spec import TensorSpec, TypeSpec
+from tensorflux._src.ops.control.tensor_array_ops import TensorArraySpec
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensorSpec
 
 __all__ = ["SparseTensorSpec", "DatasetSpec", "OptionalSpec", "TensorStructure",
-           "SparseTensorStructure", "RaggedTensorStructure"]
+           "SparseTensorStructure", "RaggedTensorStructure", "TensorArrayStructure"]
 
 
 class DatasetSpec(TypeSpec):
@@ -132,3 +134,9 @@ def SparseTensorStructure(dtype, shape):  # noqa: N802 - TF's exported name
 def RaggedTensorStructure(dtype, shape, ragged_rank):  # noqa: N802 - TF's exported name
     """Deprecated (TF 1.15): `tf.RaggedTensorSpec(shape, dtype, ragged_rank)`."""
     return RaggedTensorSpec(shape, dtype, ragged_rank)
+
+
+def TensorArrayStructure(dtype, element_shape, dynamic_size, infer_shape):  # noqa: N802
+    """Deprecated (TF 1.15): `tf.TensorArraySpec(element_shape, dtype, dynamic_size,
+    infer_shape)`."""
+    return TensorArraySpec(element_shape, dtype, dynamic_size, infer_shape)

@@ -95,6 +95,10 @@ class OpDef:
     host:     a NumPy kernel `(*inputs, **attrs) -> value(s)` for ops XLA cannot compile
               (data-dependent output shapes, strings). It runs on the host after the
               compiled part of a run, and ops that consume its outputs run there too.
+    host_outside_bodies: the op's output is data-dependent (a dynamic TensorArray's
+              size): outside control-flow bodies it runs as a host step (its lowering on
+              concrete values), so ops using it as a shape compile with it known; inside
+              a body it is lowered like any op.
     uses_session: the host kernel also gets `session_state=`, the Session's
               `SessionState`, for resources that live as long as the Session
               (tf.data iterators, queues).
@@ -120,6 +124,7 @@ class OpDef:
     checks_initialized: bool = False
     random: bool = False
     host: Callable | None = None
+    host_outside_bodies: bool = False
     uses_session: bool = False
     strings_by_rank: bool = False
     functional: bool = False

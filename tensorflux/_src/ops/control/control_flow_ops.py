@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tensorflux._src.compiler import functional, state
+from tensorflux._src.compiler import functional, state, ta_buffer
 from tensorflux._src.compiler.state import aliased_variable
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
@@ -136,10 +136,7 @@ def _lower_functional_grad(op, values, ref_values, key):
     vjp = functional.cached_vjp(forward)
     if vjp is None:  # forward computed in another cluster or run: recompute it here
         _, _, vjp = functional.forward_with_vjp(forward, values[:n], ref_values, key)
-    float_out = functional.differentiable_outputs(forward)
-    cotangents = tuple(jnp.asarray(g, dtype=forward.outputs[j].dtype.base_dtype.as_numpy_dtype)
-                       for g, j in zip(values[n:], float_out))
-    return list(vjp(cotangents)), []
+    return list(vjp(values[n:])), []
 
 
 register(OpDef("FunctionalGrad", inputs=("input: list(Tin)",), outputs=("output: list(Tout)",),
@@ -375,6 +372,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                              {"body": loop, "n_loop_vars": len(inits),
                               "has_maximum_iterations": max_iter is not None,
                               "back_prop": bool(back_prop),
+                              "carries_arrays": any(
+                                  getattr(x, "_is_tensor_array", False) for x in
+                                  jax.tree_util.tree_leaves(loop_vars, is_leaf=lambda v: (
+                                      _is_leaf(v) or getattr(v, "_is_tensor_array", False)))),
                               "host_loop": any(_changes_shape(t.shape, r.shape, s) for t, r, s
                                                in zip(inits, flat_results, invariants))},
                              "While")
@@ -449,6 +450,11 @@ def _lower_while(op, values, ref_values, key):
         return functional.cast_like(outs, op.outputs), [new_refs[v] for v in written]
 
     start = (functional.cast_like(inits, op.outputs), written_start)
+    if not op._attrs.get("host_loop") and any(ta_buffer.is_buffer(v) for v in start[0]):
+        # TensorArrays among the loop variables: sized for the loop, then one XLA loop.
+        trips = static_trip_count(op, inits, captures, max_iter)
+        return ta_buffer.run_loop(op, step, keep_going, start, trips, max_iter,
+                                  functional.differentiating(op))
     if op._attrs.get("host_loop") or not _keeps_shapes(op, step, start):
         # Loop variables change shape across iterations (shape_invariants allow it): no
         # XLA loop can carry them. A host loop (a HostStep, values concrete) iterates in

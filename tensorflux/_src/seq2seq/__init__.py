@@ -1,0 +1,1 @@
+"""`tf.contrib.seq2seq`'s implementation: decoders, helpers, attention, beam search."""
