@@ -35,7 +35,7 @@ from tensorflux._src.data.options import AutoShardPolicy, Options
 from tensorflux._src.data.snapshot import _compression, decode_spec, encode_spec
 from tensorflux._src.data.variant_ops import DatasetVariant
 from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework import errors
+from tensorflux._src.framework import errors, tensor_shape
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.op_builder import apply_op
@@ -157,7 +157,7 @@ register(OpDef("RegisterDatasetV2", inputs=("inputs: list(Tin)",),
                outputs=("dataset_id: string",),
                attrs={"Tin": INPUT_TYPES, "dataset": REQUIRED, "address": REQUIRED,
                       "protocol": REQUIRED, "requested_dataset_id": ""},
-               host=_register_kernel, stateful=True, not_differentiable=True))
+               shape=lambda op: tensor_shape.TensorShape([]), host=_register_kernel, stateful=True, not_differentiable=True))
 
 
 def _register_dataset(service, dataset, compression, dataset_id=None):
