@@ -101,7 +101,7 @@ def test_configs_and_server_arguments():
 
 
 def test_parallel_and_distributed_epochs(cluster):
-    dispatcher, _ = cluster
+    dispatcher, workers = cluster
     ds = tf.data.Dataset.range(12).map(lambda x: x * x)
     squares = [x * x for x in range(12)]
     # parallel_epochs: every worker produces the whole dataset
@@ -110,6 +110,7 @@ def test_parallel_and_distributed_epochs(cluster):
     # distributed_epoch: the source is split between the workers, each element once
     once = values(drain(ds.apply(svc.distribute("distributed_epoch", dispatcher.target))))
     assert sorted(once) == squares
+    assert [w._num_tasks() for w in workers] == [0, 0]  # anonymous jobs are released
     # a transformation after distribute runs locally; a repetition is a new job
     after = ds.apply(svc.distribute(svc.ShardingPolicy.DYNAMIC, dispatcher.target,
                                     job_name="rep")).map(lambda x: x + 1).repeat(2)

@@ -120,6 +120,13 @@ def _parse_service(service):
     raise ValueError(f"Malformed `service` string has multiple '://': {service}.")
 
 
+def _quietly(call, request):
+    try:
+        call(request)
+    except errors.OpError:
+        pass  # the server is gone: nothing is left to release
+
+
 def _dispatcher(address):
     return wire.Connection(address, "tf.data service dispatcher")
 
@@ -251,7 +258,7 @@ class DataServiceDataset(Dataset):
                     None, None, "Cross-trainer caching requires infinite datasets and "
                     "disallows multiple repetitions of the same dataset.")
         servers.check_protocol(self._protocol)
-        connections = {}
+        connections, job = {}, None
         dispatcher = _dispatcher(self._address)
         try:
             info, _ = dispatcher.call({"op": "get_dataset", "dataset_id": dataset_id})
@@ -289,8 +296,15 @@ class DataServiceDataset(Dataset):
 
             yield from self._read(tasks["tasks"], fetch, consumers)
         finally:
+            # An anonymous job has this one consumer: its tasks go when it is done (a
+            # named job stays, as another consumer may still join it).
+            released = job_name is None and job is not None
             for connection in connections.values():
+                if released:
+                    _quietly(connection.call, {"op": "drop_task", "job_id": job["job_id"]})
                 connection.close()
+            if released:
+                _quietly(dispatcher.call, {"op": "release_job", "job_id": job["job_id"]})
             dispatcher.close()
 
     @staticmethod

@@ -267,8 +267,14 @@ class DispatchServer(wire.Server):
         return [w for w in configured if w in self._workers] + \
             [w for w in self._workers if w not in configured]
 
+    def _job(self, job_id):
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise errors.NotFoundError(None, None, f"Job id {job_id} not found")
+        return job
+
     def _on_job_tasks(self, request):
-        job = self._jobs[request["job_id"]]
+        job = self._job(request["job_id"])
         if job.tasks is None and self._workers:
             workers = self._worker_order()
             job.tasks = [(w, i) for i, w in enumerate(workers)]
@@ -278,8 +284,12 @@ class DispatchServer(wire.Server):
                 "num_consumers": job.num_consumers, "cross_trainer_cache":
                 job.trainer_cache}
 
+    def _on_release_job(self, request):
+        self._jobs.pop(request["job_id"], None)
+        return {}
+
     def _on_get_split(self, request):
-        job = self._jobs[request["job_id"]]
+        job = self._job(request["job_id"])
         split = job.splits[request["pass"]]
         job.splits[request["pass"]] += 1
         return {"split": split}
@@ -304,7 +314,8 @@ class DispatchServer(wire.Server):
         os.makedirs(tmp)
         self._snapshots[path] = {"tmp": tmp, "pending": len(tasks["tasks"]), "count": 0,
                                  "shards": [], "error": None, "dataset": dataset,
-                                 "compression": request["compression"]}
+                                 "compression": request["compression"],
+                                 "job_id": job["job_id"]}
         return {"job_id": job["job_id"], "tmp": tmp, **tasks}
 
     def _on_stream_done(self, request):
@@ -326,6 +337,7 @@ class DispatchServer(wire.Server):
                                 state["compression"], sorted(state["shards"]),
                                 state["count"])
             state["done"] = True
+            self._jobs.pop(state["job_id"], None)
         return {}
 
     def _snapshot_done(self, path):
@@ -608,6 +620,12 @@ class WorkerServer(wire.Server):
         if header["op"] == "get_element":
             task = self._task(header)
             return task.encode(task.next_element(header))
+        if header["op"] == "drop_task":
+            with self._lock:
+                task = self._tasks.pop(header["job_id"], None)
+            if task is not None:
+                task.close()
+            return {}, ()
         if header["op"] == "write_stream":
             thread = threading.Thread(target=self._write_stream, args=(header,),
                                       name="tf.data-service-stream", daemon=True)
@@ -635,6 +653,10 @@ class WorkerServer(wire.Server):
                     done["count"] += 1
         except Exception as exc:  # reported to the dispatcher, which drops the snapshot
             done["error"] = wire.error_header(exc)["message"]
+        with self._lock:
+            task = self._tasks.pop(request["job_id"], None)
+        if task is not None:
+            task.close()
         connection = wire.Connection(self._config.dispatcher_address,
                                      "tf.data service dispatcher")
         try:
