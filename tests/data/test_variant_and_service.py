@@ -1,7 +1,10 @@
 """tf.data.experimental.to_variant/from_variant, the tf.data service (dispatcher and
 workers on real TCP ports) and distributed_save."""
 
+import gc
 import socket
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -304,3 +307,36 @@ def test_distributed_save_then_load(cluster, tmp_path):
     assert got == [(x, str(x).encode()) for x in range(9)]  # each element once
     with pytest.raises(ValueError, match="`data_service_address` must not be empty"):
         tf.data.experimental.distributed_save(ds, path, "")
+
+
+def test_dropped_server_stops():
+    dispatcher = svc.DispatchServer()
+    port = dispatcher.bound_port()
+    worker = svc.WorkerServer(svc.WorkerConfig(dispatcher._address))
+    assert dispatcher._num_workers() == 1
+    del worker  # the worker stops and leaves the dispatcher
+    assert dispatcher._num_workers() == 0
+    del dispatcher
+    gc.collect()
+    with pytest.raises(OSError):
+        socket.create_connection(("localhost", port), timeout=1).close()
+
+
+def test_dispatcher_in_another_process(tmp_path):
+    script = ("import sys\nimport tensorflux as tf\n"
+              "d = tf.data.experimental.service.DispatchServer()\n"
+              "print(d.bound_port(), flush=True)\nsys.stdin.read()\nd.stop()\n")
+    process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        address = f"localhost:{int(process.stdout.readline())}"
+        worker = svc.WorkerServer(svc.WorkerConfig(address))  # runs this process's datasets
+        try:
+            ds = tf.data.Dataset.range(5).map(lambda x: 2 * x)
+            got = values(drain(ds.apply(svc.distribute("distributed_epoch", address))))
+        finally:
+            worker.stop()
+    finally:
+        process.stdin.close()
+        assert process.wait(timeout=30) == 0
+    assert sorted(got) == [0, 2, 4, 6, 8]

@@ -19,6 +19,7 @@ import socketserver
 import struct
 import threading
 import time
+import weakref
 
 from tensorflux._src.data.cache import read_array, write_array
 from tensorflux._src.framework import errors
@@ -117,8 +118,10 @@ class Connection:
 
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self):
-        owner = self.server.owner
-        owner._track(self.connection, True)
+        try:
+            self.server.owner._track(self.connection, True)
+        except ReferenceError:  # the server object is being collected
+            return
         try:
             while True:
                 try:
@@ -126,7 +129,9 @@ class _Handler(socketserver.StreamRequestHandler):
                 except (EOFError, OSError, ValueError):
                     return
                 try:
-                    reply = owner._handle(header, arrays)
+                    reply = self.server.owner._handle(header, arrays)
+                except ReferenceError:
+                    return
                 except Exception as exc:  # every failure goes back to the caller
                     reply = (error_header(exc), ())
                 try:
@@ -134,7 +139,10 @@ class _Handler(socketserver.StreamRequestHandler):
                 except OSError:
                     return
         finally:
-            owner._track(self.connection, False)
+            try:
+                self.server.owner._track(self.connection, False)
+            except ReferenceError:
+                pass
 
 
 class _TCPServer(socketserver.ThreadingTCPServer):
@@ -168,7 +176,9 @@ class Server:
             raise errors.UnavailableError(
                 None, None, f"Could not start the server on port {self._port}: {exc}") \
                 from None
-        self._tcp.owner = self
+        # A weak reference: the server's threads must not keep it alive, so that it
+        # stops when the program drops it (TF's servers stop when deleted).
+        self._tcp.owner = weakref.proxy(self)
         self._thread = threading.Thread(target=self._tcp.serve_forever,
                                         kwargs={"poll_interval": 0.05},
                                         name=f"{type(self).__name__}-{self.bound_port()}",
@@ -184,9 +194,9 @@ class Server:
         self._stopped.wait()
 
     def stop(self):
-        if self._tcp is None:
-            return
         tcp, self._tcp = self._tcp, None
+        if tcp is None:
+            return
         tcp.shutdown()
         with self._connections_lock:
             connections = list(self._connections)
