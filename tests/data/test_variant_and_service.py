@@ -125,8 +125,11 @@ def test_static_sharding_policies(cluster):
     slices = tf.data.Dataset.from_tensor_slices(np.arange(10) * 3)
     for policy in (svc.ShardingPolicy.FILE, svc.ShardingPolicy.DATA,
                    svc.ShardingPolicy.FILE_OR_DATA):
-        got = values(drain(slices.apply(svc.distribute(policy, dispatcher.target))))
-        assert sorted(got) == list(range(0, 30, 3)), policy
+        # one request at a time (workers in turn) or several in flight (the default)
+        for outstanding in (1, None):
+            got = values(drain(slices.apply(svc.distribute(
+                policy, dispatcher.target, max_outstanding_requests=outstanding))))
+            assert sorted(got) == list(range(0, 30, 3)), (policy, outstanding)
     # DATA shards the output: batches stay whole
     batches = values(drain(tf.data.Dataset.range(7).batch(2).apply(
         svc.distribute(svc.ShardingPolicy.DATA, dispatcher.target))))
@@ -261,6 +264,12 @@ def test_argument_and_address_errors(cluster, monkeypatch):
                             job_name=3)
     with pytest.raises(ValueError, match="Invalid `compression` argument"):
         svc.register_dataset(dispatcher.target, ds, compression="ZIP")
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="max_outstanding_requests must be positive"):
+        drain(ds.apply(svc.distribute("parallel_epochs", dispatcher.target,
+                                      max_outstanding_requests=0)))
+    with pytest.raises(ValueError, match="In graph mode `element_spec` must be provided"):
+        svc.from_dataset_id("parallel_epochs", dispatcher.target, 1)
     address = dispatcher.target.split("://")[1]
     with pytest.raises(tf.errors.NotFoundError,
                        match="No credentials factory has been registered for protocol grp"):

@@ -7,7 +7,9 @@ definitions and registers it with the dispatcher, returning the dataset id (a sc
 string, as TF 2's). A dataset from `from_dataset_id` is a node whose pass asks the
 dispatcher for its job (shared by consumers naming the same job_name, per iteration
 as TF's iteration counter counts them) and reads the job's elements from the workers
-over TCP, taking the workers in turn (or, with num_consumers, in TF's strict rounds).
+over TCP: as they deliver them, with max_outstanding_requests requests in flight (one
+thread per worker), in turn when that is 1 or with a cross-trainer cache, and in TF's
+strict rounds with num_consumers.
 `distribute` is both, as in TF. Workers must run in the registering process (see
 service_servers).
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import enum
 import itertools
 import os
+import queue
 import threading
 import time
 
@@ -242,10 +245,10 @@ class DataServiceDataset(Dataset):
             raise errors.InvalidArgumentError(
                 None, None, f"Unrecognized target workers: {self._target_workers}. "
                 f"Expected one of AUTO, ANY, LOCAL.")
-        return dataset_id, job_name, consumers, index
+        return dataset_id, job_name, consumers, index, outstanding
 
     def _iterate(self, ctx):
-        dataset_id, job_name, consumers, consumer_index = self._arguments(ctx)
+        dataset_id, job_name, consumers, consumer_index, outstanding = self._arguments(ctx)
         with self._iterations_lock:
             iteration = next(self._iterations)
         if self._trainer is not None:
@@ -294,7 +297,14 @@ class DataServiceDataset(Dataset):
                     return ElementError(cls(None, None, header["message"]))
                 return self._structure.from_arrays(arrays)
 
-            yield from self._read(tasks["tasks"], fetch, consumers)
+            tasks = [tuple(t) for t in tasks["tasks"]]
+            if consumers:
+                yield from self._read_rounds(tasks, fetch)
+            elif self._trainer is not None or outstanding == 1 or len(tasks) == 1:
+                yield from self._read_in_turn(tasks, fetch)
+            else:
+                limit = 2 * len(tasks) if outstanding == AUTOTUNE else outstanding
+                yield from self._read_concurrently(tasks, fetch, limit)
         finally:
             # An anonymous job has this one consumer: its tasks go when it is done (a
             # named job stays, as another consumer may still join it).
@@ -321,15 +331,58 @@ class DataServiceDataset(Dataset):
             time.sleep(0.02)
 
     @staticmethod
-    def _read(tasks, fetch, consumers):
-        tasks = [tuple(t) for t in tasks]
-        if consumers:  # TF's coordinated reads: round r comes from worker r % T
-            for round_index in itertools.count():
-                task = tasks[round_index % len(tasks)]
-                element = fetch(task, round=round_index // len(tasks))
+    def _read_rounds(tasks, fetch):
+        """TF's coordinated reads: round r comes from worker r % T."""
+        for round_index in itertools.count():
+            element = fetch(tasks[round_index % len(tasks)],
+                            round=round_index // len(tasks))
+            if element is None:
+                return
+            yield element
+
+    @staticmethod
+    def _read_concurrently(tasks, fetch, limit):
+        """Elements as the workers deliver them, with up to `limit` requested or waiting
+        here (max_outstanding_requests): one thread per worker, so the workers compute
+        in parallel."""
+        arrived = queue.Queue()
+        room = threading.Semaphore(limit)
+        stop = threading.Event()
+
+        def pull(task):
+            try:
+                while not stop.is_set():
+                    if not room.acquire(timeout=0.05):
+                        continue
+                    element = fetch(task)
+                    arrived.put((task, element))
+                    if element is None:
+                        return
+            except Exception as exc:  # raised by the consumer, in its thread
+                arrived.put((task, exc))
+
+        threads = [threading.Thread(target=pull, args=(task,), daemon=True,
+                                    name="tf.data-service-consumer") for task in tasks]
+        for thread in threads:
+            thread.start()
+        try:
+            live = len(tasks)
+            while live:
+                _, element = arrived.get()
+                room.release()
                 if element is None:
-                    return
-                yield element
+                    live -= 1
+                elif isinstance(element, BaseException):
+                    raise element
+                else:
+                    yield element
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join()
+
+    @staticmethod
+    def _read_in_turn(tasks, fetch):
         active, turn = list(tasks), 0
         while active:
             task = active[turn % len(active)]
@@ -375,8 +428,9 @@ def from_dataset_id(processing_mode, service, dataset_id, element_spec=None, job
                     data_transfer_protocol=None, cross_trainer_cache=None,
                     target_workers="AUTO"):
     """A dataset reading the registered dataset `dataset_id` from the tf.data service
-    (`element_spec` is required: graph mode). Elements come one request at a time, so
-    `max_outstanding_requests` (validated) bounds nothing further."""
+    (`element_spec` is required: graph mode). Up to `max_outstanding_requests` elements
+    are requested or buffered at once (AUTOTUNE: two per worker); `data_transfer_protocol`
+    is accepted and not used (one wire format)."""
     _validate_job_name(job_name)
     return _from_dataset_id(processing_mode, service, dataset_id, element_spec, job_name,
                             consumer_index, num_consumers, max_outstanding_requests,
