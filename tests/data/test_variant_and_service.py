@@ -166,6 +166,9 @@ def test_register_dataset_and_from_dataset_id_with_sparse_and_strings(cluster):
     with pytest.raises(tf.errors.InvalidArgumentError, match="incompatible"):
         drain(svc.from_dataset_id("parallel_epochs", dispatcher.target, first,
                                   element_spec=tf.TensorSpec([], tf.int64)))
+    ragged = tf.data.Dataset.from_tensor_slices(tf.ragged.constant([[1, 2], [3], [4, 5, 6]]))
+    rows = drain(ragged.apply(svc.distribute("distributed_epoch", dispatcher.target)))
+    assert sorted(np.asarray(r).tolist() for r in rows) == [[1, 2], [3], [4, 5, 6]]
     with pytest.raises(tf.errors.NotFoundError, match="Dataset id 424242 not found"):
         drain(svc.from_dataset_id("parallel_epochs", dispatcher.target, 424242,
                                   element_spec=ds.element_spec))
