@@ -91,3 +91,14 @@ __all__ += ["index_table_from_dataset", "table_from_dataset"]
 # TensorArray elements (TensorArraySpec).
 from tensorflux._src.data.type_specs import TensorArrayStructure  # noqa: E402,F401
 __all__ += ["TensorArrayStructure"]
+
+# The tf.data service, datasets as variant tensors, distributed_save.
+import sys as _sys  # noqa: E402
+
+from tensorflux._src.data.service_ops import distributed_save  # noqa: E402,F401
+from tensorflux._src.data.variant_ops import from_variant, to_variant  # noqa: E402,F401
+from tensorflux.data import experimental_service as service  # noqa: E402
+
+# `import tensorflux.data.experimental.service` works as TF's module path does.
+_sys.modules.setdefault(__name__ + ".service", service)
+__all__ += ["distributed_save", "from_variant", "service", "to_variant"]

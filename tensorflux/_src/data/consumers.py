@@ -16,7 +16,9 @@ import os
 import numpy as np
 
 from tensorflux._src.data import structure as _structure
-from tensorflux._src.data.dataset_ops import Dataset, ElementError, IterationContext
+from tensorflux._src.data.dataset_ops import (
+    INPUT_TYPES, Dataset, ElementError, IterationContext,
+)
 from tensorflux._src.data.element_ops import State, trace_state_function
 from tensorflux._src.data.iterator_ops import _DATASETS, _register_dataset
 from tensorflux._src.framework import dtypes as _dtypes
@@ -221,7 +223,7 @@ class TFRecordWriter:
 # -- the op records ------------------------------------------------------------------
 def _consumer_record(name, kernel, outputs, **attrs):
     register(OpDef(name, inputs=("inputs: list(Tin)",), outputs=outputs,
-                   attrs={"Tin": _dtypes.ALL, "dataset": REQUIRED, **attrs},
+                   attrs={"Tin": INPUT_TYPES, "dataset": REQUIRED, **attrs},
                    host=kernel, stateful=True, not_differentiable=True))
 
 

@@ -25,6 +25,9 @@ from tensorflux._src.framework.operation import Tensor
 AUTOTUNE = -1
 INFINITE = -1  # tf.data.INFINITE_CARDINALITY
 UNKNOWN = -2  # tf.data.UNKNOWN_CARDINALITY
+# What the host ops over datasets take as inputs: a dataset's graph tensors, which may
+# include a variant (a dataset passed as a tensor, experimental.to_variant).
+INPUT_TYPES = _dtypes.ALL + (_dtypes.variant,)
 
 
 class Dataset(_structure.HasStructure):
@@ -137,7 +140,7 @@ class Dataset(_structure.HasStructure):
     @staticmethod
     def load(path, element_spec=None, compression=None, reader_func=None, wait=False):
         from tensorflux._src.data.snapshot import load
-        return load(path, element_spec, compression, reader_func)
+        return load(path, element_spec, compression, reader_func, wait)
 
     def concatenate(self, dataset, name=None):
         from tensorflux._src.data.sources import ConcatenateDataset

@@ -22,7 +22,9 @@ import numpy as np
 
 from tensorflux._src.data import optional_ops
 from tensorflux._src.data import structure as _structure
-from tensorflux._src.data.dataset_ops import Dataset, ElementError, IterationContext
+from tensorflux._src.data.dataset_ops import (
+    INPUT_TYPES, Dataset, ElementError, IterationContext,
+)
 from tensorflux._src.data.type_specs import DatasetSpec
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
@@ -126,13 +128,13 @@ def _get_next_as_optional(handle, *inputs, dataset, output_types, output_shapes,
 
 register(OpDef(
     "MakeIterator", inputs=("inputs: list(Tin)",), outputs=(),
-    attrs={"Tin": _dtypes.ALL, "dataset": REQUIRED, "handle": REQUIRED},
+    attrs={"Tin": INPUT_TYPES, "dataset": REQUIRED, "handle": REQUIRED},
     host=_make_iterator, uses_session=True, not_differentiable=True,
 ))
 register(OpDef(
     "IteratorGetNext", inputs=("handle: string", "inputs: list(Tin)"),
     outputs=("components: list(output_types)",),
-    attrs={"Tin": _dtypes.ALL, "dataset": "", "output_types": REQUIRED,
+    attrs={"Tin": INPUT_TYPES, "dataset": "", "output_types": REQUIRED,
            "output_shapes": REQUIRED},
     host=_get_next, uses_session=True, not_differentiable=True,
 ))
@@ -140,14 +142,14 @@ register(OpDef(
 register(OpDef(
     "IteratorGetNextAsOptional", inputs=("handle: string", "inputs: list(Tin)"),
     outputs=("has_value: bool", "components: list(output_types)"),
-    attrs={"Tin": _dtypes.ALL, "dataset": "", "output_types": REQUIRED,
+    attrs={"Tin": INPUT_TYPES, "dataset": "", "output_types": REQUIRED,
            "output_shapes": REQUIRED},
     host=_get_next_as_optional, uses_session=True, not_differentiable=True,
 ))
 
 register(OpDef(
     "IteratorToStringHandle", inputs=("handle: string", "inputs: list(Tin)"),
-    outputs=("string_handle: string",), attrs={"Tin": _dtypes.ALL, "dataset": ""},
+    outputs=("string_handle: string",), attrs={"Tin": INPUT_TYPES, "dataset": ""},
     host=_to_string_handle, uses_session=True, not_differentiable=True,
 ))
 

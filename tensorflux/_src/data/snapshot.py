@@ -20,6 +20,7 @@ import gzip
 import json
 import os
 import shutil
+import time
 import uuid
 
 import numpy as np
@@ -27,7 +28,7 @@ import numpy as np
 from tensorflux._src.data import structure as _structure
 from tensorflux._src.data.cache import read_array, write_array
 from tensorflux._src.data.consumers import _Consumer, _elements, _pass, _text, fingerprint_of
-from tensorflux._src.data.dataset_ops import Dataset, ElementError
+from tensorflux._src.data.dataset_ops import INPUT_TYPES, Dataset, ElementError
 from tensorflux._src.data.functions import StructuredFunction
 from tensorflux._src.data.iterator_ops import _register_dataset
 from tensorflux._src.data.type_specs import DatasetSpec, SparseTensorSpec
@@ -199,7 +200,7 @@ def _save_kernel(*inputs, dataset):
 
 
 register(OpDef("SaveDataset", inputs=("inputs: list(Tin)",), outputs=(),
-               attrs={"Tin": _dtypes.ALL, "dataset": REQUIRED}, host=_save_kernel,
+               attrs={"Tin": INPUT_TYPES, "dataset": REQUIRED}, host=_save_kernel,
                stateful=True, not_differentiable=True))
 
 
@@ -256,11 +257,23 @@ def _reader(shards, reader_func):
     return dataset
 
 
+def _wait_for_metadata(path):
+    """The metadata once a save in progress (distributed_save) has committed it."""
+    while True:
+        metadata = read_metadata(path)
+        if metadata is not None:
+            return metadata
+        time.sleep(0.02)
+
+
 class LoadDataset(Dataset):
-    def __init__(self, path, element_spec=None, compression=None, reader_func=None):
+    def __init__(self, path, element_spec=None, compression=None, reader_func=None,
+                 wait=False):
         self._path = os.fspath(path)
+        self._wait = wait
         if element_spec is None:
-            metadata = read_metadata(self._path)
+            metadata = _wait_for_metadata(self._path) if wait else \
+                read_metadata(self._path)
             if metadata is None:
                 raise errors.NotFoundError(
                     None, None, f"Could not find the saved dataset's element_spec in "
@@ -273,7 +286,8 @@ class LoadDataset(Dataset):
         self._structure = reader._structure
 
     def _locate(self, ctx):
-        metadata = read_metadata(self._path)
+        metadata = _wait_for_metadata(self._path) if self._wait else \
+            read_metadata(self._path)
         if metadata is None:
             raise errors.NotFoundError(None, None, f"No saved dataset in {self._path}")
         saved = decode_spec(metadata["element_spec"])
@@ -292,8 +306,10 @@ class LoadDataset(Dataset):
         return metadata["num_elements"] if metadata else super()._cardinality(ctx)
 
 
-def load(path, element_spec=None, compression=None, reader_func=None):
-    return LoadDataset(path, element_spec, compression, reader_func)
+def load(path, element_spec=None, compression=None, reader_func=None, wait=False):
+    """The saved dataset; with `wait`, once the save (a distributed_save still running)
+    has completed: TF's wait=True also reads a snapshot as it is written."""
+    return LoadDataset(path, element_spec, compression, reader_func, wait)
 
 
 # -- snapshot -----------------------------------------------------------------------------

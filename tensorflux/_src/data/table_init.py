@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorflux._src.data import iterator_ops
-from tensorflux._src.data.dataset_ops import Dataset
+from tensorflux._src.data.dataset_ops import INPUT_TYPES, Dataset
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
@@ -64,7 +64,7 @@ def _initialize_from_dataset(table_handle, vocab_size, *inputs, dataset):
 register(OpDef(
     "InitializeTableFromDataset",
     inputs=("table_handle: resource", "vocab_size: int64", "inputs: list(Tin)"), outputs=(),
-    attrs={"Tin": _dtypes.ALL, "dataset": REQUIRED},
+    attrs={"Tin": INPUT_TYPES, "dataset": REQUIRED},
     shape=lambda op: [], host=_initialize_from_dataset, stateful=True,
     not_differentiable=True))
 

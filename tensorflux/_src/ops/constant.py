@@ -30,8 +30,10 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
 register(OpDef(
     "Placeholder",
     outputs=("output: dtype",),
-    # resource: a dataset function captures a lookup table's handle through one.
-    attrs={"dtype": _dtypes.ALL + (_dtypes.resource,), "shape": tensor_shape.unknown_shape()},
+    # resource: a dataset function captures a lookup table's handle through one;
+    # variant: a dataset (tf.data.experimental.to_variant's value) may be fed.
+    attrs={"dtype": _dtypes.ALL + (_dtypes.resource, _dtypes.variant),
+           "shape": tensor_shape.unknown_shape()},
     shape=lambda op: op.get_attr("shape"),
     lower=None,  # must be fed; the run plan reports an unfed placeholder
     not_differentiable=True,
