@@ -501,6 +501,11 @@ def sdca_shrink_l1(weights, l1, l2, name=None):
     # A Variable passes its ref tensor (TF's l-value input).
     weights = [w._ref() if hasattr(w, "_ref") else w
                for w in _check_list("SdcaShrinkL1", "weights", weights)]
+    if not all(getattr(w, "dtype", None) is not None and w.dtype._is_ref_dtype
+               for w in weights):
+        # TF's op_def_library message for a list input that must be refs.
+        raise TypeError("'SdcaShrinkL1' Op requires that input 'weights' be a mutable "
+                        "tensor (e.g.: a tf.Variable)")
     return apply_op("SdcaShrinkL1", name=name, weights=weights, l1=float(l1), l2=float(l2))
 
 
