@@ -216,8 +216,17 @@ def test_single_example_closed_form_updates():
         # L1: predictions use shrink(w, l1 / l2): l1 = 0.2, l2 = 1 -> w = [0.3, -0.3],
         # wx = -0.3; squared: a = (1 + 0.3) / (1 + 5) with c = 1, y = 1.
         l1 = _one_example("squared_loss", 1.0, 1.0, 0.0, [1, 2], [0.5, -0.5], 0.2, 1.0, 1)
+        # Two examples in order, 2 loss partitions: the second sees w + 2 * delta.
+        # x1 = [1, 0], y1 = 1: a1 = 1 / (1 + 2 * 1) = 1/3, delta = [1/3, 0];
+        # x2 = [1, 1], y2 = 2: wx = 2/3, a2 = (2 - 2/3) / (1 + 2 * 2) = 4/15,
+        # delta = [1/3 + 4/15, 4/15]; its primal loss is at the nominal weights: 2.
+        two = tf.train.sdca_optimizer(
+            [], [], [], [np.array([[1, 0], [1, 1]], np.float32)], [1.0, 1.0], [1.0, 2.0],
+            [], [], [np.zeros(2, np.float32)], np.zeros((2, 4), np.float32),
+            loss_type="squared_loss", l1=0.0, l2=1.0, num_loss_partitions=2,
+            num_inner_iterations=1, adaptative=False)
         with tf.Session() as sess:
-            sq_v, hinge_v, smooth_v, l1_v = sess.run([sq, hinge, smooth, l1])
+            sq_v, hinge_v, smooth_v, l1_v, two_v = sess.run([sq, hinge, smooth, l1, two])
     new = 0.5 + 2.2 / 19
     step = (new - 0.5) * 2 / 2
     np.testing.assert_allclose(sq_v.out_example_state_data,
@@ -236,6 +245,10 @@ def test_single_example_closed_form_updates():
     np.testing.assert_allclose(smooth_v.out_example_state_data[0, 0], 0.25, rtol=1e-5)
     np.testing.assert_allclose(l1_v.out_example_state_data[0, :2], [1.3 / 6, 0.5 * 1.3 ** 2],
                                rtol=1e-5)
+    np.testing.assert_allclose(two_v.out_example_state_data,
+                               [[1 / 3, 0.5, 0, 1], [4 / 15, 2, 0, 1]], rtol=1e-5)
+    np.testing.assert_allclose(two_v.out_delta_dense_weights[0], [1 / 3 + 4 / 15, 4 / 15],
+                               rtol=1e-5)
 
 
 def test_static_shapes_and_v2():
@@ -250,7 +263,7 @@ def test_static_shapes_and_v2():
         assert out.out_delta_sparse_weights[0].shape.as_list() == [5]
         assert out.out_delta_dense_weights[0].shape.as_list() == [3, 1]
         assert out.out_example_state_data.op.type == "SdcaOptimizerV2"
-        assert out.out_example_state_data.op.get_attr("adaptive") is False
+        assert out.out_example_state_data.op.get_attr("adaptive") is True  # TF's default
         with tf.Session() as sess:
             st, (dw,) = sess.run([out.out_example_state_data, out.out_delta_dense_weights],
                                  {ph: DENSE})
@@ -325,7 +338,8 @@ def _run_error(loss="squared_loss", labels=None, state=None, sparse_feat=None,
     ({"labels": np.zeros(N - 1, np.float32)}, f"Expected {N} example labels but got {N - 1}"),
     ({"state": np.zeros((N, 3), np.float32)},
      rf"Expected shape \[{N},4\] for example_state_data, got \[{N},3\]"),
-    ({"state": np.zeros(N, np.float32)}, "example_state_data must be rank 2 but is rank 1"),
+    ({"state": np.zeros(N, np.float32)},
+     rf"Expected shape \[{N},4\] for example_state_data, got \[{N}\]"),
     ({"sparse_feat": np.where(SV_FEAT == 9, 4, SV_FEAT)},
      "Found sparse feature indices out of valid range: 4"),
     ({"sparse_feat": np.where(np.arange(2 * N) % 2, SV_FEAT[::2].repeat(2), SV_FEAT)},
@@ -368,6 +382,7 @@ def test_graph_construction_errors():
         with pytest.raises(TypeError, match="Input 'example_weights' of 'SdcaOptimizer' Op "
                                             "has type int64"):
             call(example_weights=tf.ones([N], tf.int64))
+        assert call().out_example_state_data.op.get_attr("adaptative") is True
         # No feature group: TF's kernel refuses it when it runs.
         out = call(sparse_example_indices=[], sparse_feature_indices=[], sparse_indices=[],
                    sparse_weights=[])

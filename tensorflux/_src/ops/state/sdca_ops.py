@@ -267,7 +267,7 @@ def _parse(inputs, s, sv, d):
 
 
 def _sdca_kernel(*inputs, loss_type, num_sparse_features, num_sparse_features_with_values,
-                 num_dense_features, l1, l2, num_loss_partitions, adaptive=False,
+                 num_dense_features, l1, l2, num_loss_partitions, adaptive=True,
                  adaptative=None):
     s, sv, d = num_sparse_features, num_sparse_features_with_values, num_dense_features
     if adaptative is not None:  # SdcaOptimizer's (misspelt) attr
@@ -305,8 +305,6 @@ def _sdca_kernel(*inputs, loss_type, num_sparse_features, num_sparse_features_wi
         for x in dense:
             norms[i] += float(np.dot(x[i].astype(np.float64), x[i]))
     state = np.asarray(state, np.float32)
-    if state.ndim != 2:
-        raise kernel_error(f"example_state_data must be rank 2 but is rank {state.ndim}")
     if state.shape != (n, 4):
         raise kernel_error(f"Expected shape [{n},4] for example_state_data, got "
                            f"{dims_str(state.shape)}")
@@ -392,7 +390,8 @@ def _register_optimizer(op_type, adaptive_attr):
                  "out_delta_sparse_weights: num_sparse_features * float",
                  "out_delta_dense_weights: num_dense_features * float"),
         # The list lengths (num_sparse_features, ...) are number attrs set by the lists.
-        attrs={"loss_type": REQUIRED, adaptive_attr: False, "l1": REQUIRED, "l2": REQUIRED,
+        # TF1's Python wrappers default to adaptive sampling (api golden: True).
+        attrs={"loss_type": REQUIRED, adaptive_attr: True, "l1": REQUIRED, "l2": REQUIRED,
                "num_loss_partitions": REQUIRED, "num_inner_iterations": REQUIRED},
         shape=_optimizer_shape, host=_sdca_kernel, stateful=False, not_differentiable=True))
 
@@ -458,7 +457,7 @@ def _sdca(op_type, adaptive_attr, adaptive, sparse_example_indices, sparse_featu
 def sdca_optimizer(sparse_example_indices, sparse_feature_indices, sparse_feature_values,
                    dense_features, example_weights, example_labels, sparse_indices,
                    sparse_weights, dense_weights, example_state_data, loss_type, l1, l2,
-                   num_loss_partitions, num_inner_iterations, adaptative=False, name=None):
+                   num_loss_partitions, num_inner_iterations, adaptative=True, name=None):
     """One SDCA pass over a mini-batch: (new example state [N, 4], sparse weight deltas,
     dense weight deltas). See the module docstring."""
     return _sdca("SdcaOptimizer", "adaptative", adaptative, sparse_example_indices,
@@ -471,7 +470,7 @@ def sdca_optimizer(sparse_example_indices, sparse_feature_indices, sparse_featur
 def sdca_optimizer_v2(sparse_example_indices, sparse_feature_indices, sparse_feature_values,
                       dense_features, example_weights, example_labels, sparse_indices,
                       sparse_weights, dense_weights, example_state_data, loss_type, l1, l2,
-                      num_loss_partitions, num_inner_iterations, adaptive=False, name=None):
+                      num_loss_partitions, num_inner_iterations, adaptive=True, name=None):
     """SdcaOptimizer with its attr spelt `adaptive`."""
     return _sdca("SdcaOptimizerV2", "adaptive", adaptive, sparse_example_indices,
                  sparse_feature_indices, sparse_feature_values, dense_features,
