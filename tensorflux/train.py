@@ -56,3 +56,8 @@ from tensorflux import _train_experimental as experimental  # noqa: F401,E402
 from tensorflux._src.train.tracking import (  # noqa: F401,E402
     Checkpoint, CheckpointManager, CheckpointOptions,
 )
+
+# SDCA: stochastic dual coordinate ascent for linear models (tf.train.sdca_*).
+from tensorflux._src.ops.state.sdca_ops import (  # noqa: F401,E402
+    sdca_fprint, sdca_optimizer, sdca_shrink_l1,
+)

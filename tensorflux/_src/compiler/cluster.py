@@ -362,7 +362,8 @@ def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, r
                     new_values = lowering.lower_writer(op, values, refs)
                     for ref, value in zip(refs, new_values):
                         written[(op, state.variable_of(ref))] = value
-                    env[op.outputs[0]] = lowering.writer_output(new_values, refs)
+                    if op.outputs:  # SdcaShrinkL1 has none
+                        env[op.outputs[0]] = lowering.writer_output(new_values, refs)
                 else:
                     env.update(zip(op.outputs, lowering.lower_op(op, values)))
         finals = [written[(plan.final_writer[v], v)] for v in plan.written_vars]

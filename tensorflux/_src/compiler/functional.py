@@ -239,7 +239,8 @@ def evaluate_body(body, params, captures, refs, key, result_indices=None):
                 new_values = lowering.lower_writer(op, values, written_refs)
                 for ref, value in zip(written_refs, new_values):
                     written[(op, state.variable_of(ref))] = value
-                env[op.outputs[0]] = lowering.writer_output(new_values, written_refs)
+                if op.outputs:  # SdcaShrinkL1 has none
+                    env[op.outputs[0]] = lowering.writer_output(new_values, written_refs)
             else:
                 env.update(zip(op.outputs, lowering.lower_op(op, values)))
     refs = dict(refs)

@@ -158,8 +158,10 @@ def lower_writer(op, inputs, written_refs):
         raise _invalid_argument(op, e) from e
     # A writer whose output is not its ref (CountUpTo returns the old value) returns
     # (new ref values..., output); the output then comes last in the returned list.
-    extra = 0 if op.op_def.output_args[0].is_ref else 1
-    values = tuple(out) if len(written_refs) + extra > 1 else (out,)
+    # An op with no outputs (SdcaShrinkL1) returns the new values only.
+    outputs = op.op_def.output_args
+    extra = 0 if not outputs or outputs[0].is_ref else 1
+    values = (out,) if len(written_refs) + extra == 1 else tuple(out)
     checked = []
     for ref, value in zip(written_refs, values):
         want = np.dtype(ref.dtype.as_numpy_dtype)

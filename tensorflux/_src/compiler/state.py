@@ -52,8 +52,19 @@ def written_inputs(op):
     if op.op_def.functional:
         written = op._attrs["body_writes"]
         return [t for t in op.inputs if t.dtype._is_ref_dtype and variable_of(t) in written]
-    names = [a.name for a in op.op_def.input_args]
-    return [op.inputs[names.index(name)] for name in op.op_def.writes]
+    # A list argument (SdcaShrinkL1's `weights: num_features * Ref(float)`) names all
+    # of its tensors.
+    written, start = [], 0
+    for arg in op.op_def.input_args:
+        count = 1
+        if arg.number_attr is not None:
+            count = op._attrs[arg.number_attr]
+        elif arg.type_list_attr is not None:
+            count = len(op._attrs[arg.type_list_attr])
+        if arg.name in op.op_def.writes:
+            written.extend(op.inputs[start:start + count])
+        start += count
+    return written
 
 
 def written_variables(op):
