@@ -283,3 +283,39 @@ def test_custom_callback_may_split_and_move_tensors(tmp_path):
     restored = _restored(path, {"w": ([4, 3], np.float32), "u": ([], np.int32)})
     np.testing.assert_array_equal(restored["w"], W)
     assert restored["u"] == 5
+
+
+def test_checkpoint_options_signature_and_skip_slot_variables(tmp_path):
+    import inspect
+
+    assert list(inspect.signature(tf.train.CheckpointOptions).parameters) == [
+        "experimental_io_device", "experimental_enable_async_checkpoint",
+        "experimental_write_callbacks", "enable_async", "experimental_skip_slot_variables",
+        "experimental_sharding_callback"]
+    assert tf.train.CheckpointOptions(experimental_enable_async_checkpoint=True).enable_async
+    w = tf.Variable(np.array([1.0, -2.0], np.float32), name="w")
+    opt = tf.train.AdamOptimizer(0.5)
+    train = opt.minimize(tf.reduce_sum(tf.square(w)))
+    ckpt = tf.train.Checkpoint(w=w, opt=opt)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        saved_w = sess.run(w)
+        path = ckpt.write(str(tmp_path / "ckpt"), session=sess)
+    # The first Adam step's m slot is (1 - beta1) * grad = 0.1 * 2w.
+    m_key = f"w/.OPTIMIZER_SLOT/opt/m{_KEY}"
+    np.testing.assert_allclose(tf.train.load_variable(path, m_key),
+                               0.1 * 2 * np.array([1.0, -2.0]), rtol=1e-6)
+    tf.reset_default_graph()
+    w = tf.Variable(tf.zeros([2]), name="w")
+    opt = tf.train.AdamOptimizer(0.5)
+    opt.minimize(tf.reduce_sum(tf.square(w)))
+    ckpt = tf.train.Checkpoint(w=w, opt=opt)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        options = tf.train.CheckpointOptions(experimental_skip_slot_variables=True)
+        ckpt.restore(path, options=options).run_restore_ops(sess)
+        np.testing.assert_array_equal(sess.run(w), saved_w)
+        np.testing.assert_array_equal(sess.run(opt.get_slot(w, "m")), [0.0, 0.0])
+        ckpt.restore(path).run_restore_ops(sess)
+        np.testing.assert_allclose(sess.run(opt.get_slot(w, "m")), [0.2, -0.4], rtol=1e-6)

@@ -282,8 +282,12 @@ class Checkpoint:
         placeholders fed with the PythonStates' strings. Built once per object graph and
         callback (callbacks with equal hashes, as TF), so repeated saves add no ops."""
         graph = session.graph
+        try:
+            callback_key = (type(callback), hash(callback))
+        except TypeError:  # a subclass that defines __eq__ without __hash__
+            callback_key = id(callback)
         key = (id(graph), tuple((k, id(v.op)) for k, v in variables.items()), tuple(states),
-               type(callback), hash(callback))
+               callback_key)
         cached = getattr(self, "_sharding_cache", None)
         if cached is not None and cached[0] == key:
             return cached[1]
