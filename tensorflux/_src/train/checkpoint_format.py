@@ -23,6 +23,17 @@ The index is the commit point: a prefix whose index exists is complete. Each sav
 stamps a random `save_id` into the index and into every shard's safetensors metadata,
 and a reader checks that they agree, so a shard left by another save to the same prefix
 is reported as DataLossError rather than read as this checkpoint's data.
+
+A tensor may also be stored in slices (a checkpoint sharding callback splits large
+tensors over several data files, as TF's bundles hold tensor slices): its index entry
+keeps the full dtype and shape and lists the slices instead of one shard,
+
+    "big": {"dtype": "float32", "shape": [6, 4], "slices": [
+        {"offset": [0, 0], "shape": [3, 4], "shard": 0, "key": "big:6 4 0,3:0,4"}, ...]}
+
+each slice stored in its data file under `key` (the name, ":" and TF's slice spec).
+Readers get the full tensor, reassembled on the host the way Saver assembles a
+partitioned variable from its parts.
 """
 
 from __future__ import annotations
@@ -74,6 +85,47 @@ def write(prefix, tensors, shards=None):
     for shard, shard_tensors in enumerate(by_shard):
         entries.update(write_data_shard(prefix, shard, num_shards, shard_tensors, save_id))
     write_index(prefix, entries, num_shards, save_id)
+
+
+def write_shards(prefix, shards):
+    """Writes checkpoint `prefix` from `shards`, one list per data file of
+    (name, value, part) triples: `part` None for a whole tensor, else
+    (full_shape, offset) of the slice `value` (slices of one name together tile it).
+    """
+    num_shards = max(len(shards), 1)
+    save_id = uuid.uuid4().hex
+    entries = {}
+    for shard, items in enumerate(shards or [[]]):
+        arrays = {}
+        for name, value, part in items:
+            value = np.asarray(value, order="C")
+            if part is None:
+                key = name
+                entries[name] = {"dtype": _dtype_name(name, value),
+                                 "shape": list(value.shape), "shard": shard}
+            else:
+                full_shape, offset = (list(map(int, p)) for p in part)
+                key = f"{name}:{_spec(full_shape, offset, value.shape)}"
+                entry = entries.setdefault(name, {"dtype": _dtype_name(name, value),
+                                                  "shape": full_shape, "slices": []})
+                entry["slices"].append({"offset": offset, "shape": list(value.shape),
+                                        "shard": shard, "key": key})
+            if key in arrays:
+                raise ValueError(f"Two tensors stored under {key!r} in one data file")
+            arrays[key] = _encode(value)
+        _write_shard(data_file(prefix, shard, num_shards), arrays, save_id)
+    write_index(prefix, entries, num_shards, save_id)
+
+
+def _spec(full_shape, offset, shape):
+    """TF's slice spec string ("<full shape> <offset>,<size>:...")."""
+    return (" ".join(map(str, full_shape)) + " "
+            + ":".join(f"{o},{n}" for o, n in zip(offset, shape))).strip()
+
+
+def slice_index(offset, shape):
+    """The numpy index of the slice at `offset` with `shape` inside its full tensor."""
+    return tuple(slice(o, o + n) for o, n in zip(offset, shape))
 
 
 def write_data_shard(prefix, shard, num_shards, tensors, save_id):
@@ -173,12 +225,35 @@ class CheckpointReader:
         for name in names:
             if name not in self._entries:
                 raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint")
-        by_shard = {}
+        by_shard = {}  # shard -> [(stored key, index entry)]
         for name in names:
-            by_shard.setdefault(self._entries[name]["shard"], []).append(name)
+            entry = self._entries[name]
+            if "slices" in entry:
+                for part in entry["slices"]:
+                    stored = dict(part, dtype=entry["dtype"])
+                    by_shard.setdefault(part["shard"], []).append((part["key"], stored))
+            else:
+                by_shard.setdefault(entry["shard"], []).append((name, entry))
+        stored = {}
+        for shard, keys in sorted(by_shard.items()):
+            stored.update(self._read_shard(shard, keys))
         values = {}
-        for shard, shard_names in sorted(by_shard.items()):
-            values.update(self._read_shard(shard, shard_names))
+        for name in names:
+            entry = self._entries[name]
+            if "slices" not in entry:
+                values[name] = stored[name]
+                continue
+            full = np.empty(entry["shape"], dtype=_dtypes.as_dtype(entry["dtype"])
+                            .as_numpy_dtype)
+            covered = 0
+            for part in entry["slices"]:
+                full[slice_index(part["offset"], part["shape"])] = stored[part["key"]]
+                covered += int(np.prod(part["shape"], dtype=np.int64))
+            if covered != full.size:
+                raise _data_loss(index_file(self._prefix),
+                                 f"the slices of {name} do not cover its shape "
+                                 f"{entry['shape']}")
+            values[name] = full
         return values
 
     def debug_string(self):
@@ -191,7 +266,8 @@ class CheckpointReader:
                          f"[{dims}]\n")
         return "".join(lines).encode("utf-8")
 
-    def _read_shard(self, shard, names):
+    def _read_shard(self, shard, keys):
+        """{stored key: array} for `keys`, (stored key, index entry) pairs."""
         from safetensors import SafetensorError, safe_open
 
         path = data_file(self._prefix, shard, self._num_shards)
@@ -200,8 +276,8 @@ class CheckpointReader:
                 if (f.metadata() or {}).get("save_id") != self._save_id:
                     raise _data_loss(path, "it was written by a different save than the "
                                            f"index {index_file(self._prefix)}")
-                return {name: _decode(name, f.get_tensor(name), self._entries[name], path)
-                        for name in names}
+                return {key: _decode(key, f.get_tensor(key), entry, path)
+                        for key, entry in keys}
         except (OSError, SafetensorError) as e:
             raise _data_loss(path, str(e)) from None
 

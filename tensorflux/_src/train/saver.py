@@ -394,7 +394,7 @@ def _saveable_objects(var_list, variables):
 
 def _slice_index(info):
     """The numpy index of a part (SaveSliceInfo) inside its full variable."""
-    return tuple(slice(o, o + n) for o, n in zip(info.var_offset, info.var_shape))
+    return checkpoint_format.slice_index(info.var_offset, info.var_shape)
 
 
 def _names_to_saveables(var_list):

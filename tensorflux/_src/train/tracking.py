@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import abc
 import collections
+import inspect
 import logging
 import os
 import time
@@ -34,7 +35,10 @@ import numpy as np
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.default_session import get_default_session
-from tensorflux._src.train import checkpoint_format, checkpoint_management
+from tensorflux._src.framework.device import DeviceSpec
+from tensorflux._src.ops.constant import placeholder_with_default
+from tensorflux._src.ops.lookup.mutable_tables import SaveSpec
+from tensorflux._src.train import checkpoint_format, checkpoint_management, sharding
 from tensorflux._src.train import saver as _saver
 from tensorflux._src.train.loss_scale import LossScale, MixedPrecisionLossScaleOptimizer
 from tensorflux._src.train.optimizer import Optimizer
@@ -63,14 +67,42 @@ class PythonState(abc.ABC):
 
 
 class CheckpointOptions:
-    """Options of Checkpoint.save/write/restore (accepted; I/O always happens here on
-    the local host)."""
+    """Options of Checkpoint.save/write/restore (TF 2.15's). I/O always happens here on
+    the local host and synchronously (`experimental_io_device` and `enable_async` are
+    accepted); `experimental_write_callbacks` run after each save/write,
+    `experimental_skip_slot_variables` leaves optimizer slots out of a restore, and
+    `experimental_sharding_callback` (a `tf.train.experimental.ShardingCallback`) decides
+    the data files a save/write writes."""
 
-    __slots__ = ("experimental_io_device", "experimental_enable_async_checkpoint")
+    __slots__ = ("experimental_io_device", "experimental_enable_async_checkpoint",
+                 "experimental_write_callbacks", "enable_async",
+                 "experimental_sharding_callback", "experimental_skip_slot_variables")
 
-    def __init__(self, experimental_io_device=None, experimental_enable_async_checkpoint=False):
+    def __init__(self, experimental_io_device=None, experimental_enable_async_checkpoint=False,
+                 experimental_write_callbacks=None, enable_async=False,
+                 experimental_skip_slot_variables=False, experimental_sharding_callback=None):
         self.experimental_io_device = experimental_io_device
-        self.experimental_enable_async_checkpoint = experimental_enable_async_checkpoint
+        self.enable_async = experimental_enable_async_checkpoint or enable_async
+        self.experimental_enable_async_checkpoint = self.enable_async
+        for callback in experimental_write_callbacks or ():
+            # TF asserts this too: a callback takes the save path or nothing.
+            assert len(inspect.signature(callback).parameters) <= 1
+        self.experimental_write_callbacks = experimental_write_callbacks
+        if experimental_sharding_callback is not None and not isinstance(
+                experimental_sharding_callback, sharding.ShardingCallback):
+            raise ValueError(f"The experimental_sharding_callback checkpoint optionmust be of "
+                             f"type ShardingCallback. The option providedwas of type "
+                             f"{type(experimental_sharding_callback)}.")
+        self.experimental_sharding_callback = experimental_sharding_callback
+        self.experimental_skip_slot_variables = experimental_skip_slot_variables
+
+
+def _run_write_callbacks(options, save_path):
+    for callback in (options.experimental_write_callbacks or ()) if options else ():
+        if inspect.signature(callback).parameters:
+            callback(save_path)
+        else:
+            callback()
 
 
 # -- the object graph -----------------------------------------------------------------------
@@ -220,21 +252,90 @@ class Checkpoint:
     def write(self, file_prefix, session=None, options=None):
         """Writes the objects' values to `file_prefix` (no counter, no state file);
         returns the prefix."""
-        session = _session(session)
+        file_prefix = self._write(file_prefix, _session(session), options)
+        _run_write_callbacks(options, file_prefix)
+        return file_prefix
+
+    def _write(self, file_prefix, session, options):
         variables, states = _saveables(self)
-        names = sorted(variables)
-        values = _saver._read_variables(session, [variables[n].op for n in names])
-        tensors = dict(zip(names, values))
-        for key, state in states.items():
-            data = state.serialize()
-            data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-            tensors[key] = np.frombuffer(data, dtype=np.uint8).copy()
         file_prefix = os.fspath(file_prefix)
+        callback = options.experimental_sharding_callback if options else None
+        if callback is not None:
+            shards = self._sharded_values(session, variables, states, callback)
+        else:
+            names = sorted(variables)
+            values = _saver._read_variables(session, [variables[n].op for n in names])
+            tensors = dict(zip(names, values))
+            for key, state in states.items():
+                tensors[key] = np.frombuffer(_state_bytes(state), dtype=np.uint8).copy()
         directory = os.path.dirname(file_prefix)
         if directory and not os.path.isdir(directory):
             os.makedirs(directory, exist_ok=True)
-        checkpoint_format.write(file_prefix, tensors)
+        if callback is not None:
+            checkpoint_format.write_shards(file_prefix, shards)
+        else:
+            checkpoint_format.write(file_prefix, tensors)
         return file_prefix
+
+    def _sharding_plan(self, session, variables, states, callback):
+        """The validated shards [[(key, slice spec, tensor)]] of `callback` and the
+        placeholders fed with the PythonStates' strings. Built once per object graph and
+        callback (callbacks with equal hashes, as TF), so repeated saves add no ops."""
+        graph = session.graph
+        try:
+            callback_key = (type(callback), hash(callback))
+        except TypeError:  # a subclass that defines __eq__ without __hash__
+            callback_key = id(callback)
+        key = (id(graph), tuple((k, id(v.op)) for k, v in variables.items()), tuple(states),
+               callback_key)
+        cached = getattr(self, "_sharding_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        shardable, feeds = [], {}
+        with graph.as_default(), _graph.control_dependencies(None), \
+                _graph.name_scope(None):
+            for name, var in variables.items():
+                tensor = var.value()
+                shardable.append(_shardable(name, tensor, var.dtype.base_dtype, var))
+            for name, state in states.items():
+                # As TF1's PythonState saveable: a string fed at each save (the default,
+                # the value now, lets a size-based policy measure it).
+                with _graph.device("/cpu:0"):
+                    tensor = placeholder_with_default(
+                        np.array(_state_bytes(state), dtype=object), shape=[])
+                feeds[name] = tensor
+                shardable.append(_shardable(name, tensor, _dtypes.string, state))
+            with session.as_default():
+                shards = sharding.shard(callback, shardable)
+        plan = (shards, feeds)
+        object.__setattr__(self, "_sharding_cache", (key, plan))
+        return plan
+
+    def _sharded_values(self, session, variables, states, callback):
+        """[[(key, value, part)]] per data file, `part` None or (full shape, offset)."""
+        shards, feeds = self._sharding_plan(session, variables, states, callback)
+        reads = {id(var.value()): var.op for var in variables.values()}
+        tensors = {id(t): t for items in shards for _, _, t in items}
+        direct = [i for i in tensors if i in reads]
+        fetched = [i for i in tensors if i not in reads]
+        values = dict(zip(direct, _saver._read_variables(session, [reads[i] for i in direct])))
+        if fetched:
+            feed_dict = {feeds[k]: _state_bytes(s) for k, s in states.items()}
+            values.update(zip(fetched, session.run([tensors[i] for i in fetched], feed_dict)))
+        out = []
+        for items in shards:
+            shard = []
+            for name, spec, tensor in items:
+                value = values[id(tensor)]
+                if name in states:
+                    value = np.frombuffer(bytes(value), dtype=np.uint8).copy()
+                part = None
+                if spec:
+                    info = Variable.SaveSliceInfo.from_spec(spec)
+                    part = (info.full_shape, info.var_offset)
+                shard.append((name, np.asarray(value), part))
+            out.append(shard)
+        return out
 
     def save(self, file_prefix, session=None, options=None):
         """Increments save_counter, writes `<file_prefix>-<save_counter>` and points the
@@ -247,10 +348,11 @@ class Checkpoint:
             object.__setattr__(self, "_save_assign_op",
                                self._save_counter.assign_add(1, read_value=True))
         number = session.run(self._save_assign_op)
-        file_path = self.write(f"{os.fspath(file_prefix)}-{int(number)}", session=session)
+        file_path = self._write(f"{os.fspath(file_prefix)}-{int(number)}", session, options)
         checkpoint_management.update_checkpoint_state_internal(
             save_dir=os.path.dirname(file_path), model_checkpoint_path=file_path,
             all_model_checkpoint_paths=[file_path], save_relative_paths=True)
+        _run_write_callbacks(options, file_path)
         return file_path
 
     def restore(self, save_path, options=None):
@@ -258,7 +360,19 @@ class Checkpoint:
         self._maybe_create_save_counter()
         if save_path is None:
             return InitializationOnlyStatus(self)
-        return CheckpointLoadStatus(self, os.fspath(save_path))
+        return CheckpointLoadStatus(self, os.fspath(save_path), options)
+
+
+def _state_bytes(state):
+    data = state.serialize()
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
+
+
+def _shardable(key, tensor, dtype, trackable):
+    return sharding.ShardableTensor(
+        _tensor_save_spec=SaveSpec(tensor, "", key, dtype=dtype, device=tensor.device),
+        tensor=tensor, dtype=dtype, device=DeviceSpec.from_string(tensor.device), name=key,
+        shape=tensor.shape, slice_spec="", checkpoint_key=key, trackable=trackable)
 
 
 class _Status:
@@ -302,14 +416,17 @@ class InitializationOnlyStatus(_Status):
 class CheckpointLoadStatus(_Status):
     """What `Checkpoint.restore(path)` returns (TF1 graph mode)."""
 
-    def __init__(self, root, save_path):
+    def __init__(self, root, save_path, options=None):
         super().__init__(root)
         self._save_path = save_path
+        self._skip_slots = bool(options and options.experimental_skip_slot_variables)
         self._reader = checkpoint_format.CheckpointReader(save_path)
         self._keys = set(self._reader.get_variable_to_shape_map())
 
     def _matched(self):
         variables, states = _saveables(self._root)
+        if self._skip_slots:
+            variables = {k: v for k, v in variables.items() if f"/{_SLOTS}/" not in k}
         return variables, states
 
     def assert_consumed(self):
@@ -441,7 +558,7 @@ class CheckpointManager:
             all_model_checkpoint_paths=filenames, all_model_checkpoint_timestamps=timestamps,
             last_preserved_timestamp=self._last_preserved_timestamp, save_relative_paths=True)
 
-    def save(self, checkpoint_number=None, session=None):
+    def save(self, checkpoint_number=None, session=None, options=None):
         """Saves `<directory>/<checkpoint_name>-<n>` (n: checkpoint_number, an int or an
         integer variable, else the incremented save counter); returns its path."""
         session = _session(session)
@@ -457,7 +574,7 @@ class CheckpointManager:
         if not isinstance(checkpoint_number, (int, np.integer)):
             checkpoint_number = _global_step_value(session, checkpoint_number)
         save_path = self._checkpoint.write(f"{self._checkpoint_prefix}-{int(checkpoint_number)}",
-                                           session=session)
+                                           session=session, options=options)
         timestamp = time.time()
         self._maybe_delete.pop(save_path, None)  # a re-saved path goes to the end
         self._maybe_delete[save_path] = timestamp

@@ -115,6 +115,29 @@ class Variable(metaclass=_CreatedThroughCreators):
             return full + ":".join(f"{o},{n}" for o, n in zip(self.var_offset,
                                                                  self.var_shape))
 
+        @classmethod
+        def from_spec(cls, spec):
+            """Parses a `spec` string (TF 2.x): "<full shape> <slice>", the slice one
+            `<offset>,<size>` or `-` (the whole dimension) per dimension, ":"-separated."""
+            parts = spec.strip().split(" ")
+            if parts == [""]:  # a scalar: no full-shape dims and no slice
+                return cls(full_shape=[], var_offset=[], var_shape=[])
+            try:
+                full_shape = [int(d) for d in parts[:-1]]
+                offset, shape = [], []
+                for dim, extent in zip(full_shape, parts[-1].split(":"), strict=True):
+                    if extent == "-":
+                        offset.append(0)
+                        shape.append(dim)
+                    else:
+                        start, length = (int(x) for x in extent.split(","))
+                        offset.append(start)
+                        shape.append(length)
+            except ValueError:
+                raise ValueError(f"Invalid slice spec {spec!r}: expected '<full shape> "
+                                 f"<offset>,<size>:...' with one slice per dimension") from None
+            return cls(full_shape=full_shape, var_offset=offset, var_shape=shape)
+
     def __init__(self, initial_value=None, trainable=True, collections=None,
                  validate_shape=True, caching_device=None, name=None, variable_def=None,
                  dtype=None, expected_shape=None, import_scope=None, constraint=None,

@@ -24,11 +24,12 @@ __all__ = ["MutableHashTable", "DenseHashTable", "SaveSpec", "SaveableObject"]
 class SaveSpec:
     """One tensor of a saveable: its value tensor and its checkpoint name."""
 
-    def __init__(self, tensor, slice_spec, name, dtype=None):
+    def __init__(self, tensor, slice_spec, name, dtype=None, device=None):
         self.tensor = tensor
         self.slice_spec = slice_spec
         self.name = name
         self.dtype = dtype if dtype is not None else tensor.dtype
+        self.device = device if device is not None else getattr(tensor, "device", None)
 
 
 class SaveableObject:
