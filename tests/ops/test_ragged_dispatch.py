@@ -71,6 +71,9 @@ def test_binary_elementwise_ops_broadcast_as_tf():
         inner * tf.constant([1, 10]), inner + tf.constant([[[100, 200]], [[0, 0]], [[7, 7]]]),
         tf.bitwise.left_shift(tf.cast(rt + 7, tf.int32), 1), rt // 2, rt % 2,
         tf.multiply(tf.ragged.constant_value(ROWS), 2.0), tf.atan2(rt, 1.0),
+        # A dense operand of higher rank repeats the ragged one in its leading dimensions;
+        # a ragged tensor of one row broadcasts to the dense rows.
+        rt + tf.constant([[[100.0]], [[200.0]]]), tf.ragged.constant([[1.0, 2.0]]) + col,
     ]))
     assert got[0] == _map(lambda v: v + 1, ROWS)
     assert got[1] == _map(lambda v: 2 * v, ROWS)
@@ -92,6 +95,8 @@ def test_binary_elementwise_ops_broadcast_as_tf():
     assert got[17] == _map(lambda v: v % 2, ROWS)
     assert got[18] == _map(lambda v: 2 * v, ROWS)
     assert np.allclose(sum(got[19], []), [math.atan2(v, 1) for v in sum(ROWS, [])])
+    assert got[20] == [_map(lambda v: v + 100, ROWS), _map(lambda v: v + 200, ROWS)]
+    assert got[21] == [[1.0 + c, 2.0 + c] for c in [10, 20, 30, 40]]
 
 
 def test_broadcasting_errors_are_tfs():

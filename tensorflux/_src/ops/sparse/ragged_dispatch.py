@@ -174,46 +174,69 @@ def _match_ragged(x, y):
     return x, y, checks
 
 
-def _broadcast_dense(rt, dense):
-    """`dense` (rank >= rt's flat values' rank, <= rt's rank) as values aligned with rt's
-    flat values; returns (values, checks)."""
+def _expand_leading(rt, lead):
+    """`rt` repeated into the leading dimensions `lead` (a vector): dense broadcasting of
+    a RaggedTensor to a higher rank; the new dimensions are uniform row partitions."""
+    dtype = rt.row_splits.dtype
+    one = RaggedTensor.from_row_splits(rt, A.stack([GEN.zeros([], dtype), rt.nrows()]),
+                                       validate=False)
+    count = R.reduce_prod(lead)
+    rows = RA.gather(one, GEN.zeros(A.reshape(count, [1]), dtype))
+    return RA._uniform_outer(rows, GEN.zeros(lead, dtype))
+
+
+def _coordinates(rt):
+    """Per flat value of `rt`, its index in each partitioned dimension (rows, then the
+    position in the row at each ragged level)."""
+    chain = []
+    level = rt
+    while isinstance(level, RaggedTensor):
+        chain.append(level)
+        level = level.values
+    dtype = rt.row_splits.dtype
+    index = M.range(A.shape(level, out_type=dtype)[0])
+    coords = []
+    for part in reversed(chain):
+        row = G.gather(part.value_rowids(), index)
+        coords.insert(0, index - G.gather(part.row_splits, row))
+        index = row
+    return [index] + coords
+
+
+def _broadcast_dense(rt, dense, uniform=1):
+    """`dense` (rank >= rt's flat values' rank) as values aligned with rt's flat values;
+    returns (values, checks). rt's first `uniform` partitioned dimensions are uniform
+    (dense may have 1 or their size there); its ragged ones take only 1."""
     ndims, ragged = rt.shape.ndims, rt.ragged_rank
     if ndims is None:
         raise ValueError("Unable to broadcast: unknown rank")
-    if dense.shape.ndims > ndims:
-        raise ValueError(f"Unable to broadcast a RaggedTensor of rank {ndims} to the "
-                         f"higher rank {dense.shape.ndims} of a Tensor here")
     dtype = rt.row_splits.dtype
     for _ in range(ndims - dense.shape.ndims):
         dense = A.expand_dims(dense, 0)
     shape = A.shape(dense, out_type=dtype)
-    nrows = rt.nrows()
-    checks = [_broadcast_check(
-        M.logical_or(M.logical_or(M.equal(shape[0], 1), M.equal(shape[0], nrows)),
-                     M.equal(nrows, 1)), 0, shape[0], nrows)]
-    for axis, lengths in enumerate(rt.nested_row_lengths(), 1):
-        checks.append(_broadcast_check(M.equal(shape[axis], 1), axis, shape[axis], lengths))
-    # Each flat value's row in dimension 0.
-    rows = None
-    level = rt
-    chain = []
-    while isinstance(level, RaggedTensor):
-        chain.append(level)
-        level = level.values
-    for part in reversed(chain):
-        ids = part.value_rowids()
-        rows = ids if rows is None else G.gather(ids, rows)
-    # Index 0 of the ragged axes (size 1 once the checks pass): a reshape would fail at
-    # construction on a known wrong size, where TF's checks fail the run.
+    bounds = rt.bounding_shape(out_type=dtype)
+    checks = []
+    lengths = (None,) + rt.nested_row_lengths()
+    for axis in range(ragged + 1):
+        if axis < uniform:
+            size = bounds[axis]
+            ok = M.logical_or(M.logical_or(M.equal(shape[axis], 1), M.equal(shape[axis], size)),
+                              M.equal(size, 1))
+            checks.append(_broadcast_check(ok, axis, shape[axis], size))
+        else:
+            checks.append(_broadcast_check(M.equal(shape[axis], 1), axis, shape[axis],
+                                           lengths[axis]))
     with _graph.control_dependencies(checks):
-        squeezed = A.identity(dense)[(slice(None),) + (0,) * ragged]
-    static_rows = dense.shape[0].value
-    if static_rows == 1:
-        values = squeezed
-    else:
-        keep = M.cast(M.not_equal(shape[0], 1), dtype)
-        values = G.gather(squeezed, rows * keep)
-    return values, checks
+        dense = A.identity(dense)
+    coords = _coordinates(rt)
+    picks = []
+    for axis in range(ragged + 1):
+        static = dense.shape[axis].value
+        if static == 1 or axis >= uniform:
+            picks.append(GEN.zeros_like(coords[axis]))
+        else:
+            picks.append(coords[axis] * M.cast(M.not_equal(shape[axis], 1), dtype))
+    return G.gather_nd(dense, A.stack(picks, axis=1)), checks
 
 
 def _tile_rows(rt, n):
@@ -244,11 +267,15 @@ def binary_elementwise(op, x, y, x_name="x", y_name="y", *args, **kwargs):
         if dense.shape.ndims is None or flat_ndims is None or dense.shape.ndims < flat_ndims:
             dense_values = dense
         else:
-            if rt.nrows().shape.ndims == 0 and static_value(rt.nrows()) == 1 and \
-                    dense.shape.ndims == rt.shape.ndims and \
+            if rt.shape.ndims is None:
+                raise ValueError("Unable to broadcast: unknown rank")
+            extra = dense.shape.ndims - rt.shape.ndims
+            if extra > 0:
+                rt = _expand_leading(rt, A.shape(dense, out_type=rt.row_splits.dtype)[:extra])
+            elif extra == 0 and static_value(rt.nrows()) == 1 and \
                     (dense.shape[0].value or 1) > 1:
                 rt = _tile_rows(rt, dense.shape[0].value)  # one row broadcast to dense's
-            dense_values, checks = _broadcast_dense(rt, dense)
+            dense_values, checks = _broadcast_dense(rt, dense, uniform=max(extra, 0) + 1)
         template = rt
         x_values, y_values = (rt.flat_values, dense_values) if x_ragged else \
             (dense_values, rt.flat_values)
