@@ -15,9 +15,11 @@ handler that runs when one of its arguments is ragged:
 
 Broadcasting a RaggedTensor x against y follows TF's RaggedTensorDynamicShape rules: a
 dense y of lower rank than x's flat values broadcasts against the inner dimensions only;
-otherwise y is aligned to x's rank (leading 1s), its outer dimension must be 1 or x's
-number of rows, its dimensions at x's ragged dimensions must be 1, and its remaining
-dimensions broadcast against the flat values'. Two RaggedTensors must have equal row
+otherwise y is aligned to x's rank (leading 1s; a y of higher rank repeats x in its new
+leading dimensions), its outer dimension must be 1 or x's number of rows (one row of x
+broadcasts to y's rows), its dimensions at x's ragged dimensions must be 1, and its
+remaining dimensions broadcast against the flat values'. y's values are gathered per
+flat value of x by its coordinates (rows, positions in the rows). Two RaggedTensors must have equal row
 lengths at every ragged dimension. Violations fail the run with TF's
 "Unable to broadcast: dimension size mismatch in dimension" assertion.
 """
