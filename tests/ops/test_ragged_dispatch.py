@@ -74,6 +74,7 @@ def test_binary_elementwise_ops_broadcast_as_tf():
         # A dense operand of higher rank repeats the ragged one in its leading dimensions;
         # a ragged tensor of one row broadcasts to the dense rows.
         rt + tf.constant([[[100.0]], [[200.0]]]), tf.ragged.constant([[1.0, 2.0]]) + col,
+        tf.constant(col) - rt,  # Tensor.__sub__ gives way to RaggedTensor.__rsub__
     ]))
     assert got[0] == _map(lambda v: v + 1, ROWS)
     assert got[1] == _map(lambda v: 2 * v, ROWS)
@@ -97,6 +98,7 @@ def test_binary_elementwise_ops_broadcast_as_tf():
     assert np.allclose(sum(got[19], []), [math.atan2(v, 1) for v in sum(ROWS, [])])
     assert got[20] == [_map(lambda v: v + 100, ROWS), _map(lambda v: v + 200, ROWS)]
     assert got[21] == [[1.0 + c, 2.0 + c] for c in [10, 20, 30, 40]]
+    assert got[22] == [[c - v for v in row] for row, c in zip(ROWS, [10, 20, 30, 40])]
 
 
 def test_broadcasting_errors_are_tfs():
