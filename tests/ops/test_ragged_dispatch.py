@@ -36,6 +36,7 @@ def test_unary_and_list_elementwise_ops_keep_the_partitions():
         tf.logical_not(rt > 2), tf.square(x=rt), tf.add_n([rt, rt, rt]), tf.identity(rt),
         tf.math.log_sigmoid(rt), tf.sqrt(value), tf.bitwise.invert(tf.cast(rt, tf.int32)),
         tf.saturate_cast(rt * 100, tf.int8),
+        tf.io.decode_compressed(tf.ragged.constant([[b"ab", b"c"], []])),
     ]))
     assert np.allclose(sum(got[0], []), [math.exp(v) for v in sum(ROWS, [])])
     assert [len(r) for r in got[0]] == [3, 0, 2, 1]
@@ -53,6 +54,7 @@ def test_unary_and_list_elementwise_ops_keep_the_partitions():
     assert np.allclose(sum(got[12][:3], []), [math.sqrt(v) for v in sum(ROWS[:3], [])])
     assert got[13] == _map(lambda v: ~int(v), ROWS)
     assert got[14] == _map(lambda v: int(max(min(v * 100, 127), -128)), ROWS)
+    assert got[15] == [[b"ab", b"c"], []]
     # add_n's ragged items must share their partitions.
     other = tf.ragged.constant([[1.0], [2.0, 3.0], [], [4.0, 5.0, 6.0]])
     with pytest.raises(InvalidArgumentError, match="Inputs must have identical ragged splits"):
