@@ -117,6 +117,23 @@ def test_broadcasting_errors_are_tfs():
         rt + tf.ragged.constant(ROWS, row_splits_dtype=tf.int32)
 
 
+def test_fed_ragged_rows_broadcast_against_dense_rows():
+    fed = tf.ragged.placeholder(tf.float32, 1)
+    total = fed + tf.constant([[1.0], [2.0], [3.0]])
+
+    def feed(rows):
+        return {fed: tf.ragged.constant_value(rows, dtype=np.float32)}
+
+    with tf.Session() as sess:
+        assert sess.run(total, feed([[1.0, 2.0]])).to_list() == [[2.0, 3.0], [3.0, 4.0],
+                                                                 [4.0, 5.0]]
+        assert sess.run(total, feed([[1.0, 2.0], [], [5.0]])).to_list() == [[2.0, 3.0], [],
+                                                                            [8.0]]
+        with pytest.raises(InvalidArgumentError, match="Unable to broadcast: dimension size "
+                                                       "mismatch in dimension"):
+            sess.run(total, feed([[1.0, 2.0], []]))
+
+
 def test_reductions_over_ragged_axes():
     rt = tf.ragged.constant(ROWS)
     r3 = tf.ragged.constant([[[1, 2], [3]], [], [[4, 5, 6], [], [7]]])

@@ -222,8 +222,7 @@ def _broadcast_dense(rt, dense, uniform=1):
     for axis in range(ragged + 1):
         if axis < uniform:
             size = bounds[axis]
-            ok = M.logical_or(M.logical_or(M.equal(shape[axis], 1), M.equal(shape[axis], size)),
-                              M.equal(size, 1))
+            ok = M.logical_or(M.equal(shape[axis], 1), M.equal(shape[axis], size))
             checks.append(_broadcast_check(ok, axis, shape[axis], size))
         else:
             checks.append(_broadcast_check(M.equal(shape[axis], 1), axis, shape[axis],
@@ -241,8 +240,23 @@ def _broadcast_dense(rt, dense, uniform=1):
     return G.gather_nd(dense, A.stack(picks, axis=1)), checks
 
 
-def _tile_rows(rt, n):
-    return RA.gather(rt, GEN.zeros([n], _dtypes.int32))
+def _rows_to(rt, dense):
+    """`rt` with its one row repeated to dense's rows (TF broadcasts a one-row ragged
+    operand); a no-op when the row counts are known not to need it."""
+    nrows, rows = static_value(rt.nrows()), dense.shape[0].value
+    if nrows is not None and nrows != 1:
+        return rt
+    if nrows == 1 and rows is not None:
+        return RA.gather(rt, GEN.zeros([rows], _dtypes.int32))
+    # Unknown counts: gather rows 0..n-1 (all row 0 when rt has one row), after TF's check.
+    dtype = rt.row_splits.dtype
+    nrows, rows = rt.nrows(), A.shape(dense, out_type=dtype)[0]
+    ok = _broadcast_check(M.logical_or(M.logical_or(M.equal(rows, 1), M.equal(rows, nrows)),
+                                       M.equal(nrows, 1)), 0, rows, nrows)
+    with _graph.control_dependencies([ok]):
+        count = M.maximum(nrows, rows)
+    keep = M.cast(M.not_equal(nrows, 1), dtype)
+    return RA.gather(rt, M.range(count) * keep)
 
 
 def binary_elementwise(op, x, y, x_name="x", y_name="y", *args, **kwargs):
@@ -274,9 +288,8 @@ def binary_elementwise(op, x, y, x_name="x", y_name="y", *args, **kwargs):
             extra = dense.shape.ndims - rt.shape.ndims
             if extra > 0:
                 rt = _expand_leading(rt, A.shape(dense, out_type=rt.row_splits.dtype)[:extra])
-            elif extra == 0 and static_value(rt.nrows()) == 1 and \
-                    (dense.shape[0].value or 1) > 1:
-                rt = _tile_rows(rt, dense.shape[0].value)  # one row broadcast to dense's
+            elif extra == 0 and dense.shape[0].value != 1:
+                rt = _rows_to(rt, dense)
             dense_values, checks = _broadcast_dense(rt, dense, uniform=max(extra, 0) + 1)
         template = rt
         x_values, y_values = (rt.flat_values, dense_values) if x_ragged else \
