@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["NOT_SUPPORTED", "add_dispatch_support", "dispatch_for", "register_dispatch_type"]
+__all__ = ["NOT_SUPPORTED", "add_dispatch_support", "add_dispatch_support_to", "dispatch_for",
+           "register_dispatch_type"]
 
 NOT_SUPPORTED = object()
 

@@ -22,7 +22,7 @@ from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.math import reduce_ops as R
 from tensorflux._src.ops.sparse.ragged_math_ops import get_positive_axis
 from tensorflux._src.ops.sparse.ragged_ops import (_assert_splits_match, _stack_axis0,
-                                                   _to_tensor_or_ragged, gather_rows, is_ragged,
+                                                   _to_tensor_or_ragged, gather_rows,
                                                    map_flat_values, stack_dynamic_partitions)
 from tensorflux._src.ops.sparse.ragged_ops import range as ragged_range
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor

@@ -19,8 +19,8 @@ otherwise y is aligned to x's rank (leading 1s; a y of higher rank repeats x in 
 leading dimensions), its outer dimension must be 1 or x's number of rows (one row of x
 broadcasts to y's rows), its dimensions at x's ragged dimensions must be 1, and its
 remaining dimensions broadcast against the flat values'. y's values are gathered per
-flat value of x by its coordinates (rows, positions in the rows). Two RaggedTensors must have equal row
-lengths at every ragged dimension. Violations fail the run with TF's
+flat value of x by its coordinates (rows, positions in the rows). Two RaggedTensors must
+have equal row lengths at every ragged dimension. Violations fail the run with TF's
 "Unable to broadcast: dimension size mismatch in dimension" assertion.
 """
 
@@ -95,7 +95,7 @@ def _params(api):
     return list(inspect.signature(api).parameters)
 
 
-# -- unary and list elementwise ops --------------------------------------------------------------
+# -- unary and list elementwise ops ------------------------------------------------------
 def _unary_handler(api):
     target, first = api._tf_dispatch_target, _params(api)[0]
 
@@ -135,7 +135,7 @@ def _list_handler(api):
     return handler
 
 
-# -- binary elementwise ops and broadcasting -------------------------------------------------------
+# -- binary elementwise ops and broadcasting ---------------------------------------------
 def _broadcast_check(condition, axis, lengths, dim_size):
     return Assert(condition, ["Unable to broadcast: dimension size mismatch in dimension",
                               axis, "lengths=", lengths, "dim_size=", dim_size], summarize=10)
@@ -317,7 +317,7 @@ def _binary_handler(api):
     return handler
 
 
-# -- the ragged-aware APIs ---------------------------------------------------------------------------
+# -- the ragged-aware APIs --------------------------------------------------------------
 def _ragged_api_handler(api, ragged_fn, ragged_args):
     """Calls `ragged_fn` with the API's arguments when one of `ragged_args` ("[name]" for
     a list argument) is ragged and all of them convert to tensors (TF's RaggedDispatcher)."""
