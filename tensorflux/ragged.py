@@ -6,3 +6,4 @@ from tensorflux._src.ops.sparse.ragged_ops import (  # noqa: F401
     stack_dynamic_partitions,
 )
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensorValue  # noqa: F401
+from tensorflux._src.ops.sparse import ragged_dispatch as _ragged_dispatch  # noqa: F401,E402

@@ -6,7 +6,10 @@ non-string `collections.abc.Sequence` (lists, tuples, namedtuples). Everything e
 `None`, strings, sets and numpy arrays included, is a leaf. With
 `expand_composites=True` a composite tensor is structure too: a `tf.SparseTensor` opens
 into `(indices, values, dense_shape)`, a `tf.RaggedTensor` into its flat values and row
-splits (framework/composite_tensor.py).
+splits (framework/composite_tensor.py); so does the TypeSpec of one (a
+`tf.SparseTensorSpec`, `tf.RaggedTensorSpec`), into its components' TensorSpecs, and
+packing into a spec builds the composite value (TF's `_component_specs` /
+`_from_components`).
 
 (tf.data keeps its own, narrower rules in `data/structure.py`: there lists are leaves.)
 """
@@ -17,6 +20,7 @@ import collections
 import collections.abc as abc
 
 from tensorflux._src.framework.composite_tensor import CompositeTensor
+from tensorflux._src.framework.type_spec import TypeSpec
 
 __all__ = ["assert_same_structure", "flatten", "is_nested", "map_structure",
            "pack_sequence_as"]
@@ -30,9 +34,13 @@ def _is_namedtuple(value) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
+def _is_composite_spec(value) -> bool:
+    return isinstance(value, TypeSpec) and hasattr(type(value), "_component_specs")
+
+
 def is_nested(seq, expand_composites=False) -> bool:
     """True for the containers nest recurses into (see the module docstring)."""
-    if expand_composites and isinstance(seq, CompositeTensor):
+    if expand_composites and (isinstance(seq, CompositeTensor) or _is_composite_spec(seq)):
         return True
     if isinstance(seq, (abc.Mapping, abc.MappingView)) or _is_attrs(seq):
         return True
@@ -50,6 +58,8 @@ def _children(value, expand_composites):
     """The direct children of a nested value, in nest's order."""
     if expand_composites and isinstance(value, CompositeTensor):
         return list(value._components())
+    if expand_composites and _is_composite_spec(value):
+        return list(value._component_specs)
     if isinstance(value, abc.Mapping):
         return [value[key] for key in _sorted_keys(value)]
     if isinstance(value, abc.MappingView):
@@ -61,7 +71,7 @@ def _children(value, expand_composites):
 
 def _rebuild(instance, children):
     """A container like `instance` holding `children` (in nest's order)."""
-    if isinstance(instance, CompositeTensor):
+    if isinstance(instance, CompositeTensor) or _is_composite_spec(instance):
         return instance._from_components(children)
     if isinstance(instance, abc.Mapping):
         by_key = dict(zip(_sorted_keys(instance), children))

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import collections
 
+import numpy as np
+
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape as _tensor_shape
 from tensorflux._src.framework.composite_tensor import CompositeTensor
 from tensorflux._src.framework.default_session import eval_using_default_session
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
-from tensorflux._src.framework.type_spec import TypeSpec
+from tensorflux._src.framework.type_spec import TensorSpec, TypeSpec
 
 __all__ = ["SparseTensor", "SparseTensorSpec", "SparseTensorValue",
            "convert_to_tensor_or_sparse_tensor"]
@@ -168,7 +170,6 @@ class SparseTensorSpec(TypeSpec):
         if isinstance(value, SparseTensor):
             return cls(value.shape, value.dtype)
         if isinstance(value, SparseTensorValue):
-            import numpy as np
             return cls(np.asarray(value.dense_shape).tolist(),
                        _dtypes.as_dtype(np.asarray(value.values).dtype))
         raise TypeError(f"Expected SparseTensor or SparseTensorValue, got {value!r}")
@@ -209,3 +210,15 @@ class SparseTensorSpec(TypeSpec):
 
     def __reduce__(self):
         return SparseTensorSpec, (self._shape, self._dtype)
+
+    @property
+    def _component_specs(self):
+        # TF's: indices [nnz, rank] int64, values [nnz], dense_shape [rank] int64.
+        rank = self._shape.ndims
+        return [TensorSpec([None, rank], _dtypes.int64), TensorSpec([None], self._dtype),
+                TensorSpec([rank], _dtypes.int64)]
+
+    def _from_components(self, components):
+        if all(isinstance(c, np.ndarray) for c in components):
+            return SparseTensorValue(*components)  # numpy values, as TF1 graph mode
+        return SparseTensor(*components)

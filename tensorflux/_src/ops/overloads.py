@@ -7,6 +7,7 @@ operator, so the graph reads `add/y` and `add`, exactly as TF1 builds it.
 from __future__ import annotations
 
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.composite_tensor import CompositeTensor
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array.slicing_ops import slice_helper
@@ -16,6 +17,9 @@ from tensorflux._src.ops.math import math_ops
 
 def _binary(fn, op_name):
     def forward(x, y):
+        if isinstance(y, CompositeTensor) and hasattr(type(y), f"__r{op_name}__"):
+            # As TF: a tensor-aware right operand (a RaggedTensor) applies the operator.
+            return NotImplemented
         with _graph.name_scope(None, op_name, [x, y]) as name:
             if not isinstance(y, Tensor):
                 y = convert_to_tensor(y, dtype=x.dtype.base_dtype, name="y")

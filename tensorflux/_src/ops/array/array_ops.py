@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
@@ -782,3 +783,10 @@ def diag(diagonal, name=None):
 def diag_part(input, name=None):  # noqa: A002
     """The diagonal of a (D1..Dk, D1..Dk) tensor, of shape (D1..Dk); the inverse of diag."""
     return apply_op("DiagPart", name=name, input=input)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "identity", "size", "rank", "stack", "expand_dims", "squeeze", "concat", "tile",
+])

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
@@ -409,3 +410,10 @@ def where_v2(condition, x=None, y=None, name=None):
     if _one_argument_form(x, y):
         return where_indices(condition, name=name)
     return apply_op("SelectV2", name=name, condition=condition, t=x, e=y)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "gather", "gather_nd", "one_hot", "where",
+])

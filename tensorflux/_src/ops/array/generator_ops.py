@@ -12,6 +12,7 @@ import builtins
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
@@ -122,3 +123,10 @@ def zeros_like(tensor, dtype=None, name=None, optimize=True):
 def ones_like(tensor, dtype=None, name=None, optimize=True):
     """Ones with the shape of `tensor` (and its dtype unless `dtype` is given)."""
     return _filled_like("OnesLike", ones, tensor, dtype, name, "ones_like", optimize)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "zeros_like", "ones_like",
+])

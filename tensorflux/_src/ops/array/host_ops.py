@@ -20,6 +20,7 @@ import collections
 
 import numpy as np
 
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
@@ -318,3 +319,10 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
                          .concatenate(shape_tensor[end:]))
         indices = A.squeeze(where_indices(A.reshape(mask, [-1])), axis=[1])
         return gather(tensor, indices, axis=axis)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "dynamic_partition",
+])

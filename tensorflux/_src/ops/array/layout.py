@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.compiler import effects
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
@@ -349,3 +350,10 @@ register(OpDef(
 def unravel_index(indices, dims, name=None):
     """The coordinates in an array of shape `dims` of flat `indices` (one column each)."""
     return apply_op("UnravelIndex", name=name, indices=indices, dims=dims)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "batch_gather",
+])

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.compiler import effects
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
@@ -394,3 +395,10 @@ def add_check_numerics_ops():
                 with _graph.control_dependencies(checks):
                     checks = [check_numerics(output, message=message)]
     return group(*checks)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "check_numerics",
+])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import OpDef, register
@@ -78,3 +79,10 @@ def left_shift(x, y, name=None):
 def right_shift(x, y, name=None):
     """x >> y (arithmetic for signed types), the shift amount clamped to [0, bits - 1]."""
     return apply_op("RightShift", name=name, x=x, y=y)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
+])

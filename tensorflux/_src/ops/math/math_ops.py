@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.indexed_slices import IndexedSlices
@@ -684,3 +685,18 @@ def lin_space(start, stop, num, name=None):
 
 
 linspace = lin_space
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cast", "ceil", "conj",
+    "cos", "cosh", "digamma", "erf", "erfc", "exp", "expm1", "floor", "is_finite",
+    "is_inf", "is_nan", "lgamma", "log", "log1p", "logical_not", "negative", "real",
+    "reciprocal", "rint", "round", "rsqrt", "saturate_cast", "sign", "sin", "sinh",
+    "sqrt", "square", "tan", "add_n", "add", "atan2", "complex", "div_no_nan", "divide",
+    "equal", "floordiv", "floormod", "greater", "greater_equal", "less", "less_equal",
+    "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "multiply",
+    "not_equal", "pow", "realdiv", "squared_difference", "subtract", "truediv",
+    "truncatediv", "truncatemod", "clip_by_value",
+])

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
@@ -371,3 +372,11 @@ def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
         x = convert_to_tensor(x, name="x")
         return apply_op("Cumprod", name=scope, x=x, axis=axis, exclusive=exclusive,
                         reverse=reverse)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "reduce_sum", "reduce_prod", "reduce_min", "reduce_max", "reduce_mean", "reduce_any",
+    "reduce_all",
+])

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
@@ -90,3 +91,10 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     """Sums the rows of `data` that share a segment id, into `num_segments` rows."""
     return apply_op("UnsortedSegmentSum", name=name, data=data, segment_ids=segment_ids,
                     num_segments=num_segments)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "unsorted_segment_sum",
+])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
@@ -277,3 +278,11 @@ def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
         segment_ids = convert_to_tensor(segment_ids)
         n = _unsorted_segment_n(data, segment_ids, num_segments)
         return unsorted_segment_sum(data, segment_ids, num_segments) / M.sqrt(n)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "unsorted_segment_prod", "unsorted_segment_min", "unsorted_segment_max",
+    "unsorted_segment_mean", "unsorted_segment_sqrt_n",
+])

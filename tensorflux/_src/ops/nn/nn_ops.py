@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tensorflux._src.compiler import effects
+from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape
@@ -645,3 +646,10 @@ def relu_layer(x, weights, biases, name=None):
         weights = convert_to_tensor(weights, name="weights")
         biases = convert_to_tensor(biases, name="biases")
         return relu(bias_add(matmul(x, weights), biases), name=scope)
+
+
+# RaggedTensor (and other composite) arguments dispatch to registered handlers
+# (framework/dispatch.py; TF's ragged_dispatch list).
+_dispatch.add_dispatch_support_to(globals(), [
+    "log_sigmoid",
+])

@@ -1,6 +1,6 @@
 """`RaggedTensor.__getitem__` (basics: rows by index or slice, then per-row indices or
-slices with constant bounds) and the elementwise operators over flat values, attached to
-the class as TF's ragged_getitem.py and ragged_operators.py do.
+slices with constant bounds), attached to the class as TF's ragged_getitem.py does (the
+operators are attached by ragged_dispatch, as TF's ragged_operators.py).
 
 Row slices with step 1 take one span of the values; other row selections and per-row
 slices gather whole rows through RaggedRange spans. An index past a row's end fails the
@@ -20,7 +20,7 @@ from tensorflux._src.ops.array import gather_ops as G
 from tensorflux._src.ops.array import generator_ops as GEN
 from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops.math import math_ops as M
-from tensorflux._src.ops.sparse.ragged_ops import gather_rows, map_flat_values, range
+from tensorflux._src.ops.sparse.ragged_ops import gather_rows, range
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor
 
 __all__ = []
@@ -135,38 +135,3 @@ def _apply_row(row, keys):
 
 
 RaggedTensor.__getitem__ = getitem
-
-
-# -- RaggedTensor operators -------------------------------------------------------------------
-def _elementwise(fn, reflected=False):
-    """An operator over the flat values: the other operand is a RaggedTensor with the same
-    row partitions, or a scalar (TF's ragged dispatch covers these; dense broadcasting
-    across ragged dimensions is not supported here)."""
-    def op(rt, other):
-        if not isinstance(other, RaggedTensor):
-            other = convert_to_tensor(other, dtype=rt.dtype.base_dtype, name="y")
-            if other.shape.ndims != 0:
-                raise ValueError("A RaggedTensor operator takes a RaggedTensor with the same "
-                                 "row partitions or a scalar here; use "
-                                 "tf.ragged.map_flat_values for other shapes.")
-        args = (other, rt) if reflected else (rt, other)
-        return map_flat_values(fn, *args)
-    return op
-
-
-def _truediv(x, y):
-    return M.truediv(x, y)
-
-
-for _name, _fn in (("add", M.add), ("sub", M.subtract), ("mul", M.multiply),
-                   ("truediv", _truediv), ("floordiv", M.floordiv), ("mod", M.floormod),
-                   ("pow", M.pow), ("and", M.logical_and), ("or", M.logical_or),
-                   ("xor", M.logical_xor)):
-    setattr(RaggedTensor, f"__{_name}__", _elementwise(_fn))
-    setattr(RaggedTensor, f"__r{_name}__", _elementwise(_fn, reflected=True))
-for _name, _fn in (("lt", M.less), ("le", M.less_equal), ("gt", M.greater),
-                   ("ge", M.greater_equal)):
-    setattr(RaggedTensor, f"__{_name}__", _elementwise(_fn))
-RaggedTensor.__neg__ = lambda rt: map_flat_values(M.negative, rt)
-RaggedTensor.__abs__ = lambda rt: map_flat_values(M.abs, rt)
-RaggedTensor.__invert__ = lambda rt: map_flat_values(M.logical_not, rt)

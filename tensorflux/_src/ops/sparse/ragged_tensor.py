@@ -25,7 +25,7 @@ from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
-from tensorflux._src.framework.type_spec import TypeSpec
+from tensorflux._src.framework.type_spec import TensorSpec, TypeSpec
 from tensorflux._src.ops.array import array_ops as A
 from tensorflux._src.ops.array import gather_ops as G
 from tensorflux._src.ops.array import generator_ops as GEN
@@ -752,6 +752,36 @@ class RaggedTensorSpec(TypeSpec):
     def _key(self):
         return (self._dtype, self._shape.as_tuple_or_none(), self._ragged_rank,
                 self._row_splits_dtype)
+
+    @property
+    def _component_specs(self):
+        # TF's: the flat values [None, inner dims...], then each level's row splits (the
+        # outermost [nrows + 1] when nrows is known).
+        if self._ragged_rank == 0:
+            return [TensorSpec(self._shape, self._dtype)]
+        inner = self._shape[self._ragged_rank + 1:] if self._shape.ndims is not None \
+            else unknown_shape()
+        outer = self._shape[0].value if self._shape.ndims is not None else None
+        return ([TensorSpec(TensorShape([None]).concatenate(inner), self._dtype),
+                 TensorSpec([None if outer is None else outer + 1], self._row_splits_dtype)]
+                + [TensorSpec([None], self._row_splits_dtype)
+                   for _ in range(self._ragged_rank - 1)])
+
+    def _from_components(self, components):
+        components = list(components)
+        if self._ragged_rank == 0:
+            return components[0]
+        if all(isinstance(c, np.ndarray) for c in components):
+            value = components[0]
+            for splits in reversed(components[1:]):
+                value = RaggedTensorValue(value, splits)
+            return value
+        if all(isinstance(c, TypeSpec) for c in components):
+            return self
+        value = convert_to_tensor(components[0])
+        for splits in reversed(components[1:]):
+            value = RaggedTensor(value, convert_to_tensor(splits), internal=True)
+        return value
 
     def __repr__(self):
         dims = self._shape.as_list() if self._shape.ndims is not None else None

@@ -134,6 +134,7 @@ register(OpDef("DecodeCompressed", inputs=("bytes: string",), outputs=("output: 
                not_differentiable=True))
 
 
+@ragged_elementwise  # in TF 1.15's ragged dispatch list
 def decode_compressed(bytes, compression_type="", name=None):  # noqa: A002
     """Decompresses each string: compression_type "ZLIB", "GZIP" or "" (unchanged)."""
     return apply_op("DecodeCompressed", name=name, bytes=bytes,
