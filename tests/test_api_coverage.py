@@ -23,7 +23,13 @@ GUARDED = [
     "tf.debugging", "tf.errors", "tf.manip", "tf.nn", "tf.layers",
 ]
 MODULE_FLOOR = 0.97
-TOTAL_FLOOR = 0.80
+# Issue 20's modules: each at 95% or more (tf.io and tf.train still lack the GraphDef and
+# MetaGraph functions that come with TF's file formats).
+GUARDED_95 = [
+    "tf.sparse", "tf.lookup", "tf.data", "tf.io", "tf.train", "tf.feature_column",
+    "tf.ragged", "tf.TensorArray", "tf.IndexedSlices", "tf.SparseTensor",
+]
+TOTAL_FLOOR = 0.95
 
 
 def _names():
@@ -67,11 +73,12 @@ def counts():
     return have, total
 
 
-@pytest.mark.parametrize("module", GUARDED)
-def test_issue_19_modules_are_covered(counts, module):
+@pytest.mark.parametrize("module, floor", [(m, MODULE_FLOOR) for m in GUARDED]
+                         + [(m, 0.95) for m in GUARDED_95])
+def test_modules_are_covered(counts, module, floor):
     have, total = counts
     assert total[module], f"{module} is not in the API list"
-    assert have[module] / total[module] >= MODULE_FLOOR, \
+    assert have[module] / total[module] >= floor, \
         f"{module}: {have[module]}/{total[module]} names"
 
 
