@@ -156,6 +156,10 @@ class _SimpleCategorical(ColumnTuple, KeyedColumn, UnweightedIdsColumn, Categori
 
     __slots__ = ()
 
+    @property
+    def parse_example_spec(self):
+        return {self.key: VarLenFeature(self.dtype)}
+
     # Raw values become sparse (their missing cells dropped) before the lookups.
     def transform_feature(self, transformation_cache, state_manager):
         return self._transform_input_tensor(
@@ -171,10 +175,6 @@ class HashedCategoricalColumn(
         _SimpleCategorical,
         collections.namedtuple("HashedCategoricalColumn", ("key", "hash_bucket_size", "dtype"))):
     """See `categorical_column_with_hash_bucket`."""
-
-    @property
-    def parse_example_spec(self):
-        return {self.key: VarLenFeature(self.dtype)}
 
     @property
     def num_buckets(self):
@@ -222,10 +222,6 @@ class VocabularyFileCategoricalColumn(
     """See `categorical_column_with_vocabulary_file`."""
 
     @property
-    def parse_example_spec(self):
-        return {self.key: VarLenFeature(self.dtype)}
-
-    @property
     def num_buckets(self):
         return self.vocabulary_size + self.num_oov_buckets
 
@@ -244,10 +240,6 @@ class VocabularyListCategoricalColumn(
         collections.namedtuple("VocabularyListCategoricalColumn", (
             "key", "vocabulary_list", "dtype", "default_value", "num_oov_buckets"))):
     """See `categorical_column_with_vocabulary_list`."""
-
-    @property
-    def parse_example_spec(self):
-        return {self.key: VarLenFeature(self.dtype)}
 
     @property
     def num_buckets(self):
