@@ -179,10 +179,7 @@ class TrainingHelper(Helper):
     def initialize(self, name=None):
         with _graph.name_scope(name, "TrainingHelperInitialize"):
             finished = math_ops.equal(0, self._sequence_length)
-            next_inputs = cond(reduce_all(finished), lambda: self._zero_inputs,
-                               lambda: nest.map_structure(lambda inp: inp.read(0),
-                                                          self._input_tas))
-            return finished, next_inputs
+            return finished, self._inputs_at(finished, 0)
 
     def sample(self, time, outputs, name=None, **unused_kwargs):
         with _graph.name_scope(name, "TrainingHelperSample", [time, outputs]):
@@ -192,10 +189,12 @@ class TrainingHelper(Helper):
         with _graph.name_scope(name, "TrainingHelperNextInputs", [time, outputs, state]):
             next_time = time + 1
             finished = next_time >= self._sequence_length
-            next_inputs = cond(reduce_all(finished), lambda: self._zero_inputs,
-                               lambda: nest.map_structure(lambda inp: inp.read(next_time),
-                                                          self._input_tas))
-            return finished, next_inputs, state
+            return finished, self._inputs_at(finished, next_time), state
+
+    def _inputs_at(self, finished, time):
+        # Zeros once every sequence has finished: the arrays may hold no step `time`.
+        return cond(reduce_all(finished), lambda: self._zero_inputs,
+                    lambda: nest.map_structure(lambda inp: inp.read(time), self._input_tas))
 
 
 class ScheduledEmbeddingTrainingHelper(TrainingHelper):
