@@ -10,6 +10,7 @@ import pytest
 
 import tensorflux as tf
 from tensorflux._src.feature_column.utils import _LazyBuilder
+from tests.feature_column.helpers import run_init, sparse
 from tests.helpers import run
 
 fc = tf.feature_column
@@ -40,22 +41,6 @@ def cross_bucket(features, size, key=0xDECAFCAFFE):
     for f in features:
         h = cat64(h, fp64(f) if isinstance(f, str) else f & MASK)
     return h % size
-
-
-def sparse(rows, dtype=None):
-    """Row b of the SparseTensor holds rows[b] (TF's test idiom)."""
-    indices = [[b, c] for b, row in enumerate(rows) for c in range(len(row))]
-    values = [v for row in rows for v in row]
-    width = max(len(r) for r in rows)
-    return tf.SparseTensor(np.array(indices, np.int64).reshape(-1, 2),
-                           tf.constant(values, dtype), [len(rows), width])
-
-
-def run_init(fetches):
-    """Runs `fetches` after initializing the graph's variables and tables."""
-    with tf.Session() as sess:
-        sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
-        return sess.run(fetches)
 
 
 def ids_by_row(value):

@@ -12,23 +12,10 @@ import pytest
 import tensorflux as tf
 from tensorflux._src.feature_column.models import _StateManagerImpl
 from tensorflux._src.feature_column.utils import FeatureTransformationCache, _LazyBuilder
+from tests.feature_column.helpers import run_init, sparse
 
 fc = tf.feature_column
 W = np.arange(10, dtype=np.float32).reshape(5, 2) / 4 - 1  # 5 ids, dimension 2
-
-
-def sparse(rows, dtype=None, width=None):
-    indices = [[b, c] for b, row in enumerate(rows) for c in range(len(row))]
-    values = [v for row in rows for v in row]
-    width = width or max(len(r) for r in rows)
-    return tf.SparseTensor(np.array(indices, np.int64).reshape(-1, 2),
-                           tf.constant(values, dtype), [len(rows), width])
-
-
-def run_init(fetches):
-    with tf.Session() as sess:
-        sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
-        return sess.run(fetches)
 
 
 def combine(rows, weights, combiner, table=W):

@@ -63,23 +63,10 @@ class ColumnTuple:
         return hash((type(self).__name__,) + tuple(self))
 
 
-def cast_sparse(sp, dtype, name=None):
-    """A SparseTensor with its values cast to `dtype`."""
-    values = sp.values if sp.dtype == dtype else M.cast(sp.values, dtype, name=name)
-    return SparseTensor(sp.indices, values, sp.dense_shape)
-
-
-def _check_input_dtype(key, column_dtype, input_dtype):
-    if column_dtype.is_integer != input_dtype.is_integer:
-        raise ValueError("Column dtype and SparseTensors dtype must be compatible. "
-                         f"key: {key}, column dtype: {column_dtype}, tensor dtype: "
-                         f"{input_dtype}")
-    fc_utils.assert_string_or_int(input_dtype, prefix=f"column_name: {key} input_tensor")
-
-
-class _SimpleCategorical(ColumnTuple, CategoricalColumn, _CategoricalColumn):
-    """A categorical column read from one raw feature (`key`), its ids being the
-    transformed tensor."""
+class KeyedColumn:
+    """The protocol methods of a column read from one raw feature, `key`: it is its own
+    name and parent, and its transformation is `_transform_input_tensor` of the raw
+    tensor."""
 
     __slots__ = ()
 
@@ -99,18 +86,46 @@ class _SimpleCategorical(ColumnTuple, CategoricalColumn, _CategoricalColumn):
     def _parse_example_spec(self):
         return self.parse_example_spec
 
+    def transform_feature(self, transformation_cache, state_manager):
+        return self._transform_input_tensor(transformation_cache.get(self.key, state_manager))
+
+    def _transform_feature(self, inputs):
+        return self._transform_input_tensor(inputs.get(self.key))
+
+
+class OnCategoricalColumn:
+    """The protocol methods of a column built on `categorical_column`: v2 when that column
+    is, its parent, parsing what it parses."""
+
+    __slots__ = ()
+
+    @property
+    def _is_v2_column(self):
+        return (isinstance(self.categorical_column, FeatureColumn)
+                and self.categorical_column._is_v2_column)
+
+    @property
+    def parents(self):
+        return [self.categorical_column]
+
+    @property
+    def parse_example_spec(self):
+        return self.categorical_column.parse_example_spec
+
+    @property
+    def _parse_example_spec(self):
+        return self.categorical_column._parse_example_spec
+
+
+class UnweightedIdsColumn:
+    """The protocol methods of a categorical column whose ids are its transformed tensor,
+    without weights."""
+
+    __slots__ = ()
+
     @property
     def _num_buckets(self):
         return self.num_buckets
-
-    def transform_feature(self, transformation_cache, state_manager):
-        return self._transform_input_tensor(
-            fc_utils.to_sparse_input_and_drop_ignore_values(
-                transformation_cache.get(self.key, state_manager)), state_manager)
-
-    def _transform_feature(self, inputs):
-        return self._transform_input_tensor(
-            fc_utils.to_sparse_input_and_drop_ignore_values(inputs.get(self.key)))
 
     def get_sparse_tensors(self, transformation_cache, state_manager):
         return IdWeightPair(transformation_cache.get(self, state_manager), None)
@@ -120,14 +135,46 @@ class _SimpleCategorical(ColumnTuple, CategoricalColumn, _CategoricalColumn):
         return IdWeightPair(inputs.get(self), None)
 
 
-class HashedCategoricalColumn(
-        _SimpleCategorical,
-        collections.namedtuple("HashedCategoricalColumn", ("key", "hash_bucket_size", "dtype"))):
-    """See `categorical_column_with_hash_bucket`."""
+def cast_sparse(sp, dtype, name=None):
+    """A SparseTensor with its values cast to `dtype`."""
+    values = sp.values if sp.dtype == dtype else M.cast(sp.values, dtype, name=name)
+    return SparseTensor(sp.indices, values, sp.dense_shape)
+
+
+def _check_input_dtype(key, column_dtype, input_dtype):
+    if column_dtype.is_integer != input_dtype.is_integer:
+        raise ValueError("Column dtype and SparseTensors dtype must be compatible. "
+                         f"key: {key}, column dtype: {column_dtype}, tensor dtype: "
+                         f"{input_dtype}")
+    fc_utils.assert_string_or_int(input_dtype, prefix=f"column_name: {key} input_tensor")
+
+
+class _SimpleCategorical(ColumnTuple, KeyedColumn, UnweightedIdsColumn, CategoricalColumn,
+                         _CategoricalColumn):
+    """A categorical column read from one raw feature (`key`), its ids being the
+    transformed tensor."""
+
+    __slots__ = ()
 
     @property
     def parse_example_spec(self):
         return {self.key: VarLenFeature(self.dtype)}
+
+    # Raw values become sparse (their missing cells dropped) before the lookups.
+    def transform_feature(self, transformation_cache, state_manager):
+        return self._transform_input_tensor(
+            fc_utils.to_sparse_input_and_drop_ignore_values(
+                transformation_cache.get(self.key, state_manager)), state_manager)
+
+    def _transform_feature(self, inputs):
+        return self._transform_input_tensor(
+            fc_utils.to_sparse_input_and_drop_ignore_values(inputs.get(self.key)))
+
+
+class HashedCategoricalColumn(
+        _SimpleCategorical,
+        collections.namedtuple("HashedCategoricalColumn", ("key", "hash_bucket_size", "dtype"))):
+    """See `categorical_column_with_hash_bucket`."""
 
     @property
     def num_buckets(self):
@@ -175,10 +222,6 @@ class VocabularyFileCategoricalColumn(
     """See `categorical_column_with_vocabulary_file`."""
 
     @property
-    def parse_example_spec(self):
-        return {self.key: VarLenFeature(self.dtype)}
-
-    @property
     def num_buckets(self):
         return self.vocabulary_size + self.num_oov_buckets
 
@@ -197,10 +240,6 @@ class VocabularyListCategoricalColumn(
         collections.namedtuple("VocabularyListCategoricalColumn", (
             "key", "vocabulary_list", "dtype", "default_value", "num_oov_buckets"))):
     """See `categorical_column_with_vocabulary_list`."""
-
-    @property
-    def parse_example_spec(self):
-        return {self.key: VarLenFeature(self.dtype)}
 
     @property
     def num_buckets(self):
@@ -272,15 +311,10 @@ def _transform_weight_tensor(column, weight_tensor):
 
 
 class WeightedCategoricalColumn(
-        ColumnTuple, CategoricalColumn, _CategoricalColumn,
+        ColumnTuple, OnCategoricalColumn, CategoricalColumn, _CategoricalColumn,
         collections.namedtuple("WeightedCategoricalColumn",
                                ("categorical_column", "weight_feature_key", "dtype"))):
     """See `weighted_categorical_column`."""
-
-    @property
-    def _is_v2_column(self):
-        return (isinstance(self.categorical_column, FeatureColumn)
-                and self.categorical_column._is_v2_column)
 
     @property
     def name(self):
@@ -343,7 +377,7 @@ def _collect_leaf_level_keys(cross):
 
 
 class CrossedColumn(
-        ColumnTuple, CategoricalColumn, _CategoricalColumn,
+        ColumnTuple, UnweightedIdsColumn, CategoricalColumn, _CategoricalColumn,
         collections.namedtuple("CrossedColumn", ("keys", "hash_bucket_size", "hash_key"))):
     """See `crossed_column`."""
 
@@ -381,10 +415,6 @@ class CrossedColumn(
     def num_buckets(self):
         return self.hash_bucket_size
 
-    @property
-    def _num_buckets(self):
-        return self.num_buckets
-
     def _cross(self, raw, id_pair):
         tensors = []
         for key in _collect_leaf_level_keys(self):
@@ -412,40 +442,16 @@ class CrossedColumn(
     def _transform_feature(self, inputs):
         return self._cross(inputs.get, lambda column: column._get_sparse_tensors(inputs))
 
-    def get_sparse_tensors(self, transformation_cache, state_manager):
-        return IdWeightPair(transformation_cache.get(self, state_manager), None)
-
-    def _get_sparse_tensors(self, inputs, weight_collections=None, trainable=None):
-        del weight_collections, trainable
-        return IdWeightPair(inputs.get(self), None)
-
 
 class SequenceCategoricalColumn(
-        ColumnTuple, CategoricalColumn, _SequenceCategoricalColumn,
+        ColumnTuple, OnCategoricalColumn, CategoricalColumn, _SequenceCategoricalColumn,
         collections.namedtuple("SequenceCategoricalColumn", ("categorical_column",))):
     """A categorical column whose ids are sequences: its id SparseTensor gets a third
     dimension so an embedding lookup keeps one embedding per time step."""
 
     @property
-    def _is_v2_column(self):
-        return (isinstance(self.categorical_column, FeatureColumn)
-                and self.categorical_column._is_v2_column)
-
-    @property
     def name(self):
         return self.categorical_column.name
-
-    @property
-    def parents(self):
-        return [self.categorical_column]
-
-    @property
-    def parse_example_spec(self):
-        return self.categorical_column.parse_example_spec
-
-    @property
-    def _parse_example_spec(self):
-        return self.categorical_column._parse_example_spec
 
     @property
     def num_buckets(self):

@@ -22,7 +22,8 @@ from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.feature_column import utils as fc_utils
 from tensorflux._src.feature_column.categorical_columns import (
-    ColumnTuple, SequenceCategoricalColumn, WeightedCategoricalColumn)
+    ColumnTuple, KeyedColumn, OnCategoricalColumn, SequenceCategoricalColumn,
+    WeightedCategoricalColumn)
 from tensorflux._src.feature_column.utils import (
     CategoricalColumn, DenseColumn, FeatureColumn, IdWeightPair, SequenceDenseColumn,
     TensorSequenceLengthPair, _CategoricalColumn, _DenseColumn, _SequenceCategoricalColumn,
@@ -45,30 +46,14 @@ __all__ = ["numeric_column", "bucketized_column", "embedding_column",
 
 
 class NumericColumn(
-        ColumnTuple, DenseColumn, _DenseColumn,
+        ColumnTuple, KeyedColumn, DenseColumn, _DenseColumn,
         collections.namedtuple("NumericColumn",
                                ("key", "shape", "default_value", "dtype", "normalizer_fn"))):
     """See `numeric_column`."""
 
     @property
-    def _is_v2_column(self):
-        return True
-
-    @property
-    def name(self):
-        return self.key
-
-    @property
-    def parents(self):
-        return [self.key]
-
-    @property
     def parse_example_spec(self):
         return {self.key: FixedLenFeature(self.shape, self.dtype, self.default_value)}
-
-    @property
-    def _parse_example_spec(self):
-        return self.parse_example_spec
 
     def _transform_input_tensor(self, input_tensor):
         if isinstance(input_tensor, SparseTensor):
@@ -77,12 +62,6 @@ class NumericColumn(
         if self.normalizer_fn is not None:
             input_tensor = self.normalizer_fn(input_tensor)
         return M.cast(input_tensor, _dtypes.float32)
-
-    def transform_feature(self, transformation_cache, state_manager):
-        return self._transform_input_tensor(transformation_cache.get(self.key, state_manager))
-
-    def _transform_feature(self, inputs):
-        return self._transform_input_tensor(inputs.get(self.key))
 
     @property
     def variable_shape(self):
@@ -208,6 +187,13 @@ def _sequence_error(kind, column):
         f"Given (type {type(column.categorical_column)}): {column.categorical_column}")
 
 
+def _with_lengths(dense_tensor, pair):
+    """`dense_tensor` with the lengths of the sequences of `pair`'s ids."""
+    return TensorSequenceLengthPair(
+        dense_tensor=dense_tensor,
+        sequence_length=fc_utils.sequence_length_from_sparse_tensor(pair.id_tensor))
+
+
 def _restore_from_checkpoint(column, embedding_weights):
     if column.ckpt_to_load_from is not None:
         checkpoint_utils.init_from_checkpoint(
@@ -222,32 +208,16 @@ def _lookup(column, pair, embedding_weights):
 
 
 class EmbeddingColumn(
-        ColumnTuple, DenseColumn, SequenceDenseColumn, _DenseColumn, _SequenceDenseColumn,
+        ColumnTuple, OnCategoricalColumn, DenseColumn, SequenceDenseColumn, _DenseColumn,
+        _SequenceDenseColumn,
         collections.namedtuple("EmbeddingColumn", (
             "categorical_column", "dimension", "combiner", "initializer", "ckpt_to_load_from",
             "tensor_name_in_ckpt", "max_norm", "trainable"))):
     """See `embedding_column`."""
 
     @property
-    def _is_v2_column(self):
-        return (isinstance(self.categorical_column, FeatureColumn)
-                and self.categorical_column._is_v2_column)
-
-    @property
     def name(self):
         return f"{self.categorical_column.name}_embedding"
-
-    @property
-    def parents(self):
-        return [self.categorical_column]
-
-    @property
-    def parse_example_spec(self):
-        return self.categorical_column.parse_example_spec
-
-    @property
-    def _parse_example_spec(self):
-        return self.categorical_column._parse_example_spec
 
     def transform_feature(self, transformation_cache, state_manager):
         return transformation_cache.get(self.categorical_column, state_manager)
@@ -303,17 +273,13 @@ class EmbeddingColumn(
         if not _is_sequence_categorical(self.categorical_column):
             raise _sequence_error("embedding_column", self)
         pair = self.categorical_column.get_sparse_tensors(transformation_cache, state_manager)
-        return TensorSequenceLengthPair(
-            dense_tensor=self._v2_lookup(pair, state_manager),
-            sequence_length=fc_utils.sequence_length_from_sparse_tensor(pair.id_tensor))
+        return _with_lengths(self._v2_lookup(pair, state_manager), pair)
 
     def _get_sequence_dense_tensor(self, inputs, weight_collections=None, trainable=None):
         if not _is_sequence_categorical(self.categorical_column):
             raise _sequence_error("embedding_column", self)
         pair = self.categorical_column._get_sparse_tensors(inputs)
-        return TensorSequenceLengthPair(
-            dense_tensor=self._v1_lookup(pair, weight_collections, trainable),
-            sequence_length=fc_utils.sequence_length_from_sparse_tensor(pair.id_tensor))
+        return _with_lengths(self._v1_lookup(pair, weight_collections, trainable), pair)
 
 
 class _SharedEmbeddingColumn(
@@ -391,36 +357,18 @@ class _SharedEmbeddingColumn(
         if not _is_sequence_categorical(self.categorical_column):
             raise _sequence_error("embedding_column", self)
         pair, dense = self._dense(inputs, weight_collections, trainable)
-        return TensorSequenceLengthPair(
-            dense_tensor=dense,
-            sequence_length=fc_utils.sequence_length_from_sparse_tensor(pair.id_tensor))
+        return _with_lengths(dense, pair)
 
 
 class IndicatorColumn(
-        ColumnTuple, DenseColumn, SequenceDenseColumn, _DenseColumn, _SequenceDenseColumn,
+        ColumnTuple, OnCategoricalColumn, DenseColumn, SequenceDenseColumn, _DenseColumn,
+        _SequenceDenseColumn,
         collections.namedtuple("IndicatorColumn", ("categorical_column",))):
     """See `indicator_column`."""
 
     @property
-    def _is_v2_column(self):
-        return (isinstance(self.categorical_column, FeatureColumn)
-                and self.categorical_column._is_v2_column)
-
-    @property
     def name(self):
         return f"{self.categorical_column.name}_indicator"
-
-    @property
-    def parents(self):
-        return [self.categorical_column]
-
-    @property
-    def parse_example_spec(self):
-        return self.categorical_column.parse_example_spec
-
-    @property
-    def _parse_example_spec(self):
-        return self.categorical_column._parse_example_spec
 
     @property
     def variable_shape(self):
@@ -468,18 +416,14 @@ class IndicatorColumn(
         if not _is_sequence_categorical(self.categorical_column):
             raise _sequence_error("indicator_column", self)
         pair = self.categorical_column.get_sparse_tensors(transformation_cache, state_manager)
-        return TensorSequenceLengthPair(
-            dense_tensor=transformation_cache.get(self, state_manager),
-            sequence_length=fc_utils.sequence_length_from_sparse_tensor(pair.id_tensor))
+        return _with_lengths(transformation_cache.get(self, state_manager), pair)
 
     def _get_sequence_dense_tensor(self, inputs, weight_collections=None, trainable=None):
         del weight_collections, trainable
         if not _is_sequence_categorical(self.categorical_column):
             raise _sequence_error("indicator_column", self)
         pair = self.categorical_column._get_sparse_tensors(inputs)
-        return TensorSequenceLengthPair(
-            dense_tensor=inputs.get(self),
-            sequence_length=fc_utils.sequence_length_from_sparse_tensor(pair.id_tensor))
+        return _with_lengths(inputs.get(self), pair)
 
 
 # ---------------------------------------------------------------------------------------

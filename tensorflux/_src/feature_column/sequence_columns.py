@@ -14,7 +14,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.feature_column import utils as fc_utils
 from tensorflux._src.feature_column.categorical_columns import (
-    ColumnTuple, SequenceCategoricalColumn, categorical_column_with_hash_bucket,
+    ColumnTuple, KeyedColumn, SequenceCategoricalColumn, categorical_column_with_hash_bucket,
     categorical_column_with_identity, categorical_column_with_vocabulary_file,
     categorical_column_with_vocabulary_list)
 from tensorflux._src.feature_column.utils import (SequenceDenseColumn,
@@ -75,39 +75,17 @@ def sequence_numeric_column(key, shape=(1,), default_value=0., dtype=_dtypes.flo
 
 
 class SequenceNumericColumn(
-        ColumnTuple, SequenceDenseColumn, _SequenceDenseColumn,
+        ColumnTuple, KeyedColumn, SequenceDenseColumn, _SequenceDenseColumn,
         collections.namedtuple("SequenceNumericColumn",
                                ("key", "shape", "default_value", "dtype", "normalizer_fn"))):
     """See `sequence_numeric_column`."""
 
     @property
-    def _is_v2_column(self):
-        return True
-
-    @property
-    def name(self):
-        return self.key
-
-    @property
-    def parents(self):
-        return [self.key]
-
-    @property
     def parse_example_spec(self):
         return {self.key: VarLenFeature(self.dtype)}
 
-    @property
-    def _parse_example_spec(self):
-        return self.parse_example_spec
-
-    def _normalize(self, input_tensor):
+    def _transform_input_tensor(self, input_tensor):
         return input_tensor if self.normalizer_fn is None else self.normalizer_fn(input_tensor)
-
-    def transform_feature(self, transformation_cache, state_manager):
-        return self._normalize(transformation_cache.get(self.key, state_manager))
-
-    def _transform_feature(self, inputs):
-        return self._normalize(inputs.get(self.key))
 
     @property
     def variable_shape(self):

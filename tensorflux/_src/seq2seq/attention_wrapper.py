@@ -181,6 +181,14 @@ class _BaseAttentionMechanism(AttentionMechanism):
     def initial_state(self, batch_size, dtype):
         return self.initial_alignments(batch_size, dtype)
 
+    def __call__(self, query, state):
+        """Returns `(alignments, next_state)` for `query` [batch, query_depth]."""
+        # Each mechanism's variables live in its own scope, TF's names for checkpoints.
+        with vs.variable_scope(None, self._scope_name, [query]):
+            score = self._score(query)
+        alignments = self._probability_fn(score, state)
+        return alignments, alignments
+
 
 def _luong_score(query, keys, scale):
     depth, key_units = query.shape[-1], keys.shape[-1]
@@ -192,6 +200,15 @@ def _luong_score(query, keys, scale):
     score = array_ops.squeeze(matmul(array_ops.expand_dims(query, 1), keys,
                                      transpose_b=True), [1])
     return score if scale is None else scale * score
+
+
+def _scaled_luong_score(query, keys, scale):
+    """The Luong score, times a learned scalar `attention_g` when `scale`."""
+    attention_g = None
+    if scale:
+        attention_g = vs.get_variable("attention_g", dtype=query.dtype,
+                                      initializer=init_ops.ones_initializer, shape=())
+    return _luong_score(query, keys, attention_g)
 
 
 class LuongAttention(_BaseAttentionMechanism):
@@ -212,16 +229,10 @@ class LuongAttention(_BaseAttentionMechanism):
         self._scale = scale
         self._name = name
 
-    def __call__(self, query, state):
-        """Returns `(alignments, next_state)` for `query` [batch, query_depth]."""
-        with vs.variable_scope(None, "luong_attention", [query]):
-            attention_g = None
-            if self._scale:
-                attention_g = vs.get_variable("attention_g", dtype=query.dtype,
-                                              initializer=init_ops.ones_initializer, shape=())
-            score = _luong_score(query, self._keys, attention_g)
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
+    _scope_name = "luong_attention"
+
+    def _score(self, query):
+        return _scaled_luong_score(query, self._keys, self._scale)
 
 
 def _bahdanau_score(processed_query, keys, attention_v, attention_g=None, attention_b=None):
@@ -231,6 +242,23 @@ def _bahdanau_score(processed_query, keys, attention_v, attention_g=None, attent
             reduce_sum(math_ops.square(attention_v)))
         return reduce_sum(normed_v * math_ops.tanh(keys + processed_query + attention_b), [2])
     return reduce_sum(attention_v * math_ops.tanh(keys + processed_query), [2])
+
+
+def _bahdanau_energy(mechanism, query):
+    """The Bahdanau score of `query` against `mechanism`'s keys, with its variables
+    (`attention_v`, and `attention_g`/`attention_b` when it normalizes)."""
+    num_units = mechanism._num_units
+    processed_query = mechanism.query_layer(query) if mechanism.query_layer else query
+    attention_v = vs.get_variable("attention_v", [num_units], dtype=query.dtype)
+    attention_g = attention_b = None
+    if mechanism._normalize:
+        attention_g = vs.get_variable(
+            "attention_g", dtype=query.dtype, shape=(),
+            initializer=init_ops.constant_initializer(math.sqrt(1. / num_units)))
+        attention_b = vs.get_variable("attention_b", [num_units], dtype=query.dtype,
+                                      initializer=init_ops.zeros_initializer())
+    return _bahdanau_score(processed_query, mechanism._keys, attention_v,
+                           attention_g=attention_g, attention_b=attention_b)
 
 
 class BahdanauAttention(_BaseAttentionMechanism):
@@ -253,23 +281,10 @@ class BahdanauAttention(_BaseAttentionMechanism):
         self._normalize = normalize
         self._name = name
 
-    def __call__(self, query, state):
-        """Returns `(alignments, next_state)` for `query` [batch, query_depth]."""
-        with vs.variable_scope(None, "bahdanau_attention", [query]):
-            processed_query = self.query_layer(query) if self.query_layer else query
-            attention_v = vs.get_variable("attention_v", [self._num_units], dtype=query.dtype)
-            attention_g = attention_b = None
-            if self._normalize:
-                attention_g = vs.get_variable(
-                    "attention_g", dtype=query.dtype, shape=(),
-                    initializer=init_ops.constant_initializer(math.sqrt(1. / self._num_units)))
-                attention_b = vs.get_variable("attention_b", [self._num_units],
-                                              dtype=query.dtype,
-                                              initializer=init_ops.zeros_initializer())
-            score = _bahdanau_score(processed_query, self._keys, attention_v,
-                                    attention_g=attention_g, attention_b=attention_b)
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
+    _scope_name = "bahdanau_attention"
+
+    def _score(self, query):
+        return _bahdanau_energy(self, query)
 
 
 def safe_cumprod(x, *args, **kwargs):
@@ -324,6 +339,12 @@ class _BaseMonotonicAttentionMechanism(_BaseAttentionMechanism):
                        dtype=dtype)
 
 
+def _with_score_bias(score, score_bias_init):
+    """`score` plus the monotonic mechanisms' learned scalar `attention_score_bias`."""
+    return score + vs.get_variable("attention_score_bias", dtype=score.dtype,
+                                   initializer=score_bias_init)
+
+
 def _monotonic_fn(sigmoid_noise, mode, seed):
     return lambda score, previous: _monotonic_probability_fn(score, previous, sigmoid_noise,
                                                              mode, seed)
@@ -350,25 +371,10 @@ class BahdanauMonotonicAttention(_BaseMonotonicAttentionMechanism):
         self._name = name
         self._score_bias_init = score_bias_init
 
-    def __call__(self, query, state):
-        """Returns `(alignments, next_state)` for `query` [batch, query_depth]."""
-        with vs.variable_scope(None, "bahdanau_monotonic_attention", [query]):
-            processed_query = self.query_layer(query) if self.query_layer else query
-            attention_v = vs.get_variable("attention_v", [self._num_units], dtype=query.dtype)
-            attention_g = attention_b = None
-            if self._normalize:
-                attention_g = vs.get_variable(
-                    "attention_g", dtype=query.dtype, shape=(),
-                    initializer=init_ops.constant_initializer(math.sqrt(1. / self._num_units)))
-                attention_b = vs.get_variable("attention_b", [self._num_units],
-                                              dtype=query.dtype,
-                                              initializer=init_ops.zeros_initializer())
-            score = _bahdanau_score(processed_query, self._keys, attention_v,
-                                    attention_g=attention_g, attention_b=attention_b)
-            score += vs.get_variable("attention_score_bias", dtype=processed_query.dtype,
-                                     initializer=self._score_bias_init)
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
+    _scope_name = "bahdanau_monotonic_attention"
+
+    def _score(self, query):
+        return _with_score_bias(_bahdanau_energy(self, query), self._score_bias_init)
 
 
 class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
@@ -392,18 +398,11 @@ class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
         self._score_bias_init = score_bias_init
         self._name = name
 
-    def __call__(self, query, state):
-        """Returns `(alignments, next_state)` for `query` [batch, query_depth]."""
-        with vs.variable_scope(None, "luong_monotonic_attention", [query]):
-            attention_g = None
-            if self._scale:
-                attention_g = vs.get_variable("attention_g", dtype=query.dtype,
-                                              initializer=init_ops.ones_initializer, shape=())
-            score = _luong_score(query, self._keys, attention_g)
-            score += vs.get_variable("attention_score_bias", dtype=query.dtype,
-                                     initializer=self._score_bias_init)
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
+    _scope_name = "luong_monotonic_attention"
+
+    def _score(self, query):
+        return _with_score_bias(_scaled_luong_score(query, self._keys, self._scale),
+                                self._score_bias_init)
 
 
 def hardmax(logits, name=None):

@@ -45,6 +45,22 @@ def _embedding_fn(embedding):
     return lambda ids: embedding_lookup(embedding, ids)
 
 
+def _sampling_probability(sampling_probability):
+    """The scheduled helpers' sampling probability: a scalar or a vector tensor."""
+    sampling_probability = convert_to_tensor(sampling_probability,
+                                             name="sampling_probability")
+    if sampling_probability.shape.ndims not in (0, 1):
+        raise ValueError(f"sampling_probability must be either a scalar or a vector. "
+                         f"saw shape: {sampling_probability.shape}")
+    return sampling_probability
+
+
+def _check_single_tensor(outputs):
+    """The embedding helpers sample from one logits Tensor."""
+    if not hasattr(outputs, "op"):
+        raise TypeError(f"Expected outputs to be a single Tensor, got: {type(outputs)}")
+
+
 class Helper(abc.ABC):
     """Interface for sampling in seq2seq decoders (used by `BasicDecoder`)."""
 
@@ -163,10 +179,7 @@ class TrainingHelper(Helper):
     def initialize(self, name=None):
         with _graph.name_scope(name, "TrainingHelperInitialize"):
             finished = math_ops.equal(0, self._sequence_length)
-            next_inputs = cond(reduce_all(finished), lambda: self._zero_inputs,
-                               lambda: nest.map_structure(lambda inp: inp.read(0),
-                                                          self._input_tas))
-            return finished, next_inputs
+            return finished, self._inputs_at(finished, 0)
 
     def sample(self, time, outputs, name=None, **unused_kwargs):
         with _graph.name_scope(name, "TrainingHelperSample", [time, outputs]):
@@ -176,10 +189,12 @@ class TrainingHelper(Helper):
         with _graph.name_scope(name, "TrainingHelperNextInputs", [time, outputs, state]):
             next_time = time + 1
             finished = next_time >= self._sequence_length
-            next_inputs = cond(reduce_all(finished), lambda: self._zero_inputs,
-                               lambda: nest.map_structure(lambda inp: inp.read(next_time),
-                                                          self._input_tas))
-            return finished, next_inputs, state
+            return finished, self._inputs_at(finished, next_time), state
+
+    def _inputs_at(self, finished, time):
+        # Zeros once every sequence has finished: the arrays may hold no step `time`.
+        return cond(reduce_all(finished), lambda: self._zero_inputs,
+                    lambda: nest.map_structure(lambda inp: inp.read(time), self._input_tas))
 
 
 class ScheduledEmbeddingTrainingHelper(TrainingHelper):
@@ -192,11 +207,7 @@ class ScheduledEmbeddingTrainingHelper(TrainingHelper):
         with _graph.name_scope(name, "ScheduledEmbeddingSamplingWrapper",
                                [sampling_probability]):
             self._embedding_fn = _embedding_fn(embedding)
-            self._sampling_probability = convert_to_tensor(sampling_probability,
-                                                           name="sampling_probability")
-            if self._sampling_probability.shape.ndims not in (0, 1):
-                raise ValueError(f"sampling_probability must be either a scalar or a vector. "
-                                 f"saw shape: {self._sampling_probability.shape}")
+            self._sampling_probability = _sampling_probability(sampling_probability)
             self._seed = seed
             self._scheduling_seed = scheduling_seed
             super().__init__(inputs=inputs, sequence_length=sequence_length,
@@ -232,11 +243,7 @@ class ScheduledOutputTrainingHelper(TrainingHelper):
                  seed=None, next_input_layer=None, auxiliary_inputs=None, name=None):
         with _graph.name_scope(name, "ScheduledOutputTrainingHelper",
                                [sampling_probability]):
-            self._sampling_probability = convert_to_tensor(sampling_probability,
-                                                           name="sampling_probability")
-            if self._sampling_probability.shape.ndims not in (0, 1):
-                raise ValueError(f"sampling_probability must be either a scalar or a vector. "
-                                 f"saw shape: {self._sampling_probability.shape}")
+            self._sampling_probability = _sampling_probability(sampling_probability)
             if auxiliary_inputs is None:
                 maybe_concatenated_inputs = inputs
             else:
@@ -329,8 +336,7 @@ class GreedyEmbeddingHelper(Helper):
 
     def sample(self, time, outputs, state, name=None):
         del time, state
-        if not hasattr(outputs, "op"):
-            raise TypeError(f"Expected outputs to be a single Tensor, got: {type(outputs)}")
+        _check_single_tensor(outputs)
         return math_ops.cast(argmax(outputs, axis=-1), _dtypes.int32)
 
     def next_inputs(self, time, outputs, state, sample_ids, name=None):
@@ -352,8 +358,7 @@ class SampleEmbeddingHelper(GreedyEmbeddingHelper):
 
     def sample(self, time, outputs, state, name=None):
         del time, state
-        if not hasattr(outputs, "op"):
-            raise TypeError(f"Expected outputs to be a single Tensor, got: {type(outputs)}")
+        _check_single_tensor(outputs)
         logits = outputs if self._softmax_temperature is None \
             else outputs / self._softmax_temperature
         return Categorical(logits=logits).sample(seed=self._seed)

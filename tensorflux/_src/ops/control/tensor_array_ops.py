@@ -665,57 +665,54 @@ def _grad_source(tensor):
     return "/".join(tokens[:positions[-1] + 1])
 
 
-def _forward_array(op, dtype, flow):
-    return TensorArray(dtype=dtype, handle=op.inputs[0], flow=flow,
-                       colocate_with_first_write_call=False)
+def _grad_array(op, dtype_attr, flow, grad):
+    """The gradient TensorArray of `op`'s array (dtype from attr `dtype_attr`) for the
+    gradient computation `grad` belongs to."""
+    forward = TensorArray(dtype=op.get_attr(dtype_attr), handle=op.inputs[0], flow=flow,
+                          colocate_with_first_write_call=False)
+    return forward.grad(source=_grad_source(grad), flow=flow)
+
+
+def _writer_grad_array(op, flow):
+    """For the writing ops: the incoming gradient flow, ordered after the forward write
+    (TF's write_barrier), and the gradient array read through it."""
+    flow_out = identity(op.outputs[0], "flow_out")
+    with _graph.control_dependencies([flow_out]):
+        flow = identity(flow, "write_barrier")
+    return _grad_array(op, "T", flow, flow), flow
 
 
 @register_gradient("TensorArrayReadV3")
 def _read_grad(op, grad):
-    flow = op.inputs[2]
-    g = _forward_array(op, op.get_attr("dtype"), flow).grad(source=_grad_source(grad),
-                                                            flow=flow)
+    g = _grad_array(op, "dtype", op.inputs[2], grad)
     return [None, None, g.write(op.inputs[1], grad).flow]
 
 
 @register_gradient("TensorArrayWriteV3")
 def _write_grad(op, flow):
-    flow_out = identity(op.outputs[0], "flow_out")
-    with _graph.control_dependencies([flow_out]):
-        flow = identity(flow, "write_barrier")
-    g = _forward_array(op, op.get_attr("T"), flow).grad(source=_grad_source(flow), flow=flow)
+    g, flow = _writer_grad_array(op, flow)
     return [None, None, g.read(op.inputs[1]), flow]
 
 
 @register_gradient("TensorArrayGatherV3")
 def _gather_grad(op, grad):
-    flow = op.inputs[2]
-    g = _forward_array(op, op.get_attr("dtype"), flow).grad(source=_grad_source(grad),
-                                                            flow=flow)
+    g = _grad_array(op, "dtype", op.inputs[2], grad)
     return [None, None, g.scatter(op.inputs[1], grad).flow]
 
 
 @register_gradient("TensorArrayScatterV3")
 def _scatter_grad(op, flow):
-    flow_out = identity(op.outputs[0], "flow_out")
-    with _graph.control_dependencies([flow_out]):
-        flow = identity(flow, "write_barrier")
-    g = _forward_array(op, op.get_attr("T"), flow).grad(source=_grad_source(flow), flow=flow)
+    g, flow = _writer_grad_array(op, flow)
     return [None, None, g.gather(op.inputs[1]), flow]
 
 
 @register_gradient("TensorArrayConcatV3")
 def _concat_grad(op, grad, unused_lengths_grad):
-    flow = op.inputs[1]
-    g = _forward_array(op, op.get_attr("dtype"), flow).grad(source=_grad_source(grad),
-                                                            flow=flow)
+    g = _grad_array(op, "dtype", op.inputs[1], grad)
     return [None, g.split(grad, lengths=op.outputs[1]).flow]
 
 
 @register_gradient("TensorArraySplitV3")
 def _split_grad(op, flow):
-    flow_out = identity(op.outputs[0], "flow_out")
-    with _graph.control_dependencies([flow_out]):
-        flow = identity(flow, "write_barrier")
-    g = _forward_array(op, op.get_attr("T"), flow).grad(source=_grad_source(flow), flow=flow)
+    g, flow = _writer_grad_array(op, flow)
     return [None, g.concat(), None, flow]

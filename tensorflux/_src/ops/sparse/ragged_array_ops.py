@@ -20,10 +20,12 @@ from tensorflux._src.ops.array.layout import batch_gather as batch_gather_dense
 from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.math import reduce_ops as R
+from tensorflux._src.ops.op_helpers import deprecated_argument_lookup
 from tensorflux._src.ops.sparse.ragged_math_ops import get_positive_axis
-from tensorflux._src.ops.sparse.ragged_ops import (_assert_splits_match, _stack_axis0,
-                                                   _to_tensor_or_ragged, gather_rows,
-                                                   map_flat_values, stack_dynamic_partitions)
+from tensorflux._src.ops.sparse.ragged_ops import (_assert_splits_match, _interleave_rows,
+                                                   _stack_axis0, _to_tensor_or_ragged,
+                                                   gather_rows, map_flat_values,
+                                                   stack_dynamic_partitions)
 from tensorflux._src.ops.sparse.ragged_ops import range as ragged_range
 from tensorflux._src.ops.sparse.ragged_tensor import RaggedTensor
 
@@ -82,18 +84,9 @@ def _concat(inputs, axis):
     if axis == 0:
         return _stack_axis0(inputs, stack_values=False)
     if axis == 1:
-        n = len(inputs)
-        nrows = inputs[0].nrows()
-        checks = [check_ops.assert_equal(rt.nrows(), nrows,
-                                         message="Input tensors have incompatible shapes.")
-                  for rt in inputs[1:]]
-        joined = _stack_axis0(inputs, stack_values=False)
-        if checks:
-            with _graph.control_dependencies(checks):
-                nrows = A.identity(nrows)
-        order = A.reshape(A.transpose(A.reshape(M.range(nrows * n), A.stack([n, -1]))), [-1])
-        permuted = gather_rows(joined, order)
-        return RaggedTensor.from_row_splits(permuted.values, permuted.row_splits[::n],
+        permuted = _interleave_rows(inputs)[0]
+        return RaggedTensor.from_row_splits(permuted.values,
+                                            permuted.row_splits[::len(inputs)],
                                             validate=False)
     checks = _assert_splits_match([[rt.row_splits] for rt in inputs])
     values = [rt.values for rt in inputs]
@@ -237,10 +230,7 @@ def batch_gather(params, indices, name=None):
 # -- expand_dims, size, rank, squeeze, tile ------------------------------------------------------
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002 - TF's name
     """A new dimension of size 1 at `axis` (uniform; ragged dims keep their rows)."""
-    if dim is not None:
-        if axis is not None:
-            raise ValueError("Cannot specify both 'axis' and 'dim'")
-        axis = dim
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     with _graph.name_scope(name, "RaggedExpandDims", [input]):
         rt = _to_tensor_or_ragged(input, name="input")
         if not isinstance(rt, RaggedTensor):
@@ -274,10 +264,7 @@ def rank(input, name=None):  # noqa: A002 - TF's name
 
 def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002 - TF's name
     """Removes size-1 uniform dimensions listed in `axis` (required for ragged input)."""
-    if squeeze_dims is not None:
-        if axis is not None:
-            raise ValueError("Cannot specify both 'axis' and 'squeeze_dims'")
-        axis = squeeze_dims
+    axis = deprecated_argument_lookup("axis", axis, "squeeze_dims", squeeze_dims)
     with _graph.name_scope(name, "RaggedSqueeze", [input]):
         rt = _to_tensor_or_ragged(input, name="input")
         if not isinstance(rt, RaggedTensor):

@@ -445,7 +445,9 @@ def _stack_axis0(inputs, stack_values):
     return RaggedTensor.from_nested_row_splits(flat, nested, validate=False)
 
 
-def _stack_axis1(inputs):
+def _interleave_rows(inputs):
+    """The rows of `inputs` interleaved (row 0 of each input, then row 1 of each, ...) and
+    their common row count, checked at run time: stack and concat along axis 1."""
     n = len(inputs)
     nrows = inputs[0].nrows()
     checks = [check_ops.assert_equal(rt.nrows(), nrows,
@@ -456,7 +458,12 @@ def _stack_axis1(inputs):
         with _graph.control_dependencies(checks):
             nrows = A.identity(nrows)
     order = A.reshape(A.transpose(A.reshape(M.range(nrows * n), A.stack([n, -1]))), [-1])
-    permuted = gather_rows(concatenated, order)
+    return gather_rows(concatenated, order), nrows
+
+
+def _stack_axis1(inputs):
+    n = len(inputs)
+    permuted, nrows = _interleave_rows(inputs)
     splits = M.range(0, nrows * n + 1, n)
     return RaggedTensor.from_row_splits(permuted, splits, validate=False)
 
