@@ -122,6 +122,10 @@ def test_expand_dims_and_transpose_errors():
     with pytest.raises(ValueError, match="Must specify an axis argument to tf.expand_dims"):
         tf.expand_dims(x)
     assert tf.expand_dims(x, dim=0).shape.as_list() == [1, 2, 3]
+    with pytest.raises(ValueError, match="Cannot specify both 'dim' and 'axis'"):
+        tf.expand_dims(x, axis=0, dim=0)
+    with pytest.raises(ValueError, match="Cannot specify both 'dim' and 'axis'"):
+        tf.losses.cosine_distance(tf.ones([2, 3]), tf.ones([2, 3]), axis=1, dim=1)
     with pytest.raises(ValueError, match="perm dim 2 is out of range of input rank 2"):
         tf.transpose(x, [0, 2])
     with pytest.raises(ValueError, match=r"should be a \(batch\) matrix, with rank >= 2"):

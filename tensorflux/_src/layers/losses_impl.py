@@ -26,6 +26,7 @@ from tensorflux._src.layers import weights_util
 from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.constant import constant
+from tensorflux._src.ops.op_helpers import deprecated_argument_lookup
 
 __all__ = ["Reduction", "compute_weighted_loss", "absolute_difference", "cosine_distance",
            "hinge_loss", "huber_loss", "log_loss", "mean_pairwise_squared_error",
@@ -205,10 +206,7 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None,
                     loss_collection=LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS,
                     dim=None):
     """1 - sum(labels * predictions, axis): inputs are expected to be unit-normalized."""
-    if dim is not None:
-        if axis is not None:
-            raise ValueError("Cannot specify both 'axis' and 'dim'")
-        axis = dim
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     if axis is None:
         raise ValueError("You must specify 'axis'.")
     _check_not_none(labels=labels, predictions=predictions)

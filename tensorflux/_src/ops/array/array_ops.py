@@ -27,7 +27,8 @@ from tensorflux._src.framework.tensor_conversion import (_contains_tensor, conve
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.op_builder import apply_op
-from tensorflux._src.ops.op_helpers import (dims_str, kernel_error, merge_shapes, shape_arg,
+from tensorflux._src.ops.op_helpers import (deprecated_argument_lookup, dims_str, kernel_error,
+                                            merge_shapes, shape_arg,
                                             static_input, static_scalar, with_rank,
                                             with_rank_at_least)
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
@@ -411,10 +412,7 @@ register(OpDef("ExpandDims", inputs=("input: T", "dim: Tdim"), outputs=("output:
 
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
     """Inserts a dimension of size 1 at `axis` (`dim` is the deprecated name)."""
-    if dim is not None:
-        if axis is not None:
-            raise ValueError("Cannot specify both 'axis' and 'dim'")
-        axis = dim
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     if axis is None:
         raise ValueError("Must specify an axis argument to tf.expand_dims()")
     return apply_op("ExpandDims", name=name, input=input, dim=axis)
