@@ -178,7 +178,7 @@ def test_construction_errors_and_names():
         tf.scatter_mul(v, [0, 1], tf.zeros([2, 4]))
     with pytest.raises(TypeError, match="has DataType complex64 not in list of allowed"):
         tf.scatter_max(tf.Variable(np.zeros(2, np.complex64)), [0], [1j])
-    with pytest.raises(TypeError, match="requires l-value input"):
+    with pytest.raises(TypeError, match="'ScatterDiv' Op requires that input 'ref' be a mutable tensor"):
         tf.scatter_div(tf.zeros([2]), [0], [1.0])
     with pytest.raises(ValueError, match=r"The outer 1 dimensions of indices.shape=\[2,1\] must "
                                          r"match the outer 1 dimensions of updates.shape=\[3,3\]"):

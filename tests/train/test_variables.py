@@ -130,7 +130,7 @@ def test_assign_shape_mismatch_and_lvalue_errors():
     v = tf.Variable([1.0, 2.0])
     with pytest.raises(ValueError, match="incompatible"):
         tf.assign(v, [1.0, 2.0, 3.0])
-    with pytest.raises(TypeError, match="Input 'ref' of 'AssignAdd' Op requires l-value input"):
+    with pytest.raises(TypeError, match=r"'AssignAdd' Op requires that input 'ref' be a mutable tensor \(e\.g\.: a tf\.Variable\)"):
         tf.assign_add(tf.constant([1.0, 2.0]), [1.0, 1.0])
 
 

@@ -118,7 +118,8 @@ def _convert_one(op_def, arg, value, inferred, list_name=None):
                             f"'{op_def.name}', got {value!r} of type "
                             f"'{type(value).__name__}' instead. Error: {e}") from None
     if arg.is_ref and not tensor.dtype._is_ref_dtype:
-        raise TypeError(f"Input '{arg.name}' of '{op_def.name}' Op requires l-value input")
+        raise TypeError(f"'{op_def.name}' Op requires that input '{arg.name}' be a mutable "
+                        "tensor (e.g.: a tf.Variable)")
     got = tensor.dtype.base_dtype
     if wanted is not None and got != wanted:
         if arg.fixed_dtype is not None:
