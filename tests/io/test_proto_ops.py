@@ -81,6 +81,11 @@ def _file_proto():
                 field.type_name = ".tfxp.Color"
         msg.field.add(name="int32_singular", number=40, type=F.TYPE_INT32,
                       label=F.LABEL_OPTIONAL)
+        if not packed:
+            msg.extension_range.add(start=100, end=200)
+    proto.extension.add(name="ext_value", number=100, type=F.TYPE_MESSAGE,
+                        label=F.LABEL_REPEATED, type_name=".tfxp.PrimitiveValue",
+                        extendee=".tfxp.TestValue")
     extra = proto.message_type.add(name="ExtraFields")
     extra.field.add(name="string_value", number=1776, type=F.TYPE_STRING,
                     label=F.LABEL_OPTIONAL)
@@ -248,6 +253,13 @@ def test_errors(proto):
         with pytest.raises(kind) as info:
             run(fetch)
         assert message in str(info.value), str(info.value)
+
+    # An extension is found by its full name; its values are the submessages' bytes.
+    sub = classes["tfxp.PrimitiveValue"](double_value=23.5).SerializeToString()
+    with_ext = good + bytes([(100 << 3 | 2) & 0x7F | 0x80, 100 >> 4, len(sub)]) + sub
+    sizes, (ext,) = run(tf.io.decode_proto([with_ext], "tfxp.TestValue", ["tfxp.ext_value"],
+                                           [tf.string], descriptor_source=source))
+    assert sizes.tolist() == [[1]] and ext.tolist() == [[sub]]
 
     fails(InvalidArgumentError, "No descriptor found for message type tfxp.Nope",
           tf.io.decode_proto([good], "tfxp.Nope", ["a"], [tf.int32], descriptor_source=source))
