@@ -84,6 +84,7 @@ def test_training_step_compiles_once_for_any_number_of_distinct_ids():
     mean = tf.nn.embedding_lookup_sparse(table, sp_ids, None, combiner="mean")
     safe = tf.nn.safe_embedding_lookup_sparse(table, safe_ids, sp_weights, combiner="sqrtn",
                                               default_id=2)
+    assert mean.shape.as_list() == [None, DIM]  # TF's: rows known only from the data
     loss = tf.reduce_sum(c1 * mean) + tf.reduce_sum(c2 * safe)
     grad = tf.gradients(loss, table)[0]
     assert isinstance(grad, tf.IndexedSlices)
