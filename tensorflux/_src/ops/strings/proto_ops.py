@@ -16,7 +16,7 @@ import collections
 
 import numpy as np
 
-from tensorflux._src.framework import dtypes, errors
+from tensorflux._src.framework import dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.io import proto_codec as codec
 from tensorflux._src.ops.op_builder import apply_op
