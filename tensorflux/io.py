@@ -38,6 +38,7 @@ from tensorflux._src.ops.strings.sequence_parsing_ops import (  # noqa: E402,F40
     parse_sequence_example, parse_single_sequence_example,
 )
 from tensorflux._src.ops.strings.sparse_feature import SparseFeature  # noqa: E402,F401
+from tensorflux._src.ops.strings.proto_ops import decode_proto, encode_proto  # noqa: E402,F401
 
 # Training utilities: match_filenames_once, PriorityQueue.
 from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E402

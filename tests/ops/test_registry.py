@@ -208,6 +208,9 @@ EXEMPT = {
            "Pillow)"
        for op in ("DecodeWav", "EncodeWav", "ExtractJpegShape", "DecodeAndCropJpeg",
                   "DecodeWebP")},
+    **{op: "tests/io/test_proto_ops.py (messages built and parsed by the protobuf package)"
+       for op in ("DecodeProtoV2", "EncodeProto")},
+    "LMDBReader": "tests/io/test_lmdb_reader.py (databases written with the lmdb package)",
 
     # train
     **{op: "tests/train/test_queues_extras.py (priority order, accumulator means and "

@@ -1,5 +1,5 @@
 """TF1's readers (`tf.WholeFileReader`, `tf.TextLineReader`, `tf.FixedLengthRecordReader`,
-`tf.TFRecordReader`, `tf.IdentityReader`) and `tf.read_file` / `tf.write_file`.
+`tf.TFRecordReader`, `tf.IdentityReader`, `tf.LMDBReader`) and `tf.read_file` / `tf.write_file`.
 
 A reader is a resource of the Session (like a queue, queues/queue_ops.py). `read(queue)`
 returns the next (key, value) record; when the current file is used up, the reader
@@ -11,6 +11,7 @@ and a closed, empty queue ends the input with its OutOfRangeError. Keys are TF's
     FixedLengthRecordReader filename:record index (0-based)
     TFRecordReader          filename:byte offset of the record
     IdentityReader          the work unit                 value: the work unit
+    LMDBReader              the LMDB key (in key order)   value: its value
 
 Readers hold a lock, so several threads may read one reader; each record goes to one.
 """
@@ -32,7 +33,7 @@ from tensorflux._src.ops.registry import OpDef, register
 from tensorflux._src.queues import queue_ops
 
 __all__ = ["ReaderBase", "WholeFileReader", "TextLineReader", "FixedLengthRecordReader",
-           "TFRecordReader", "IdentityReader", "read_file", "write_file"]
+           "TFRecordReader", "IdentityReader", "LMDBReader", "read_file", "write_file"]
 
 
 def _text(value):
@@ -103,6 +104,34 @@ def _tfrecords(work, attrs):
         offset += 16 + len(record)  # length (8) + its CRC (4) + data + data CRC (4)
 
 
+def _lmdb_records(work, attrs):
+    """The (key, value) pairs of an LMDB environment's main database, in key order (a
+    directory holding data.mdb, or the data file itself, as TF's reader opens them with
+    MDB_NOSUBDIR for a regular file). TF's kernel CHECK-fails (aborts the process) on a
+    missing or invalid database; here those are NotFoundError / DataLossError."""
+    path = _text(work)
+    try:
+        import lmdb  # noqa: PLC0415 - optional dependency, loaded by the first LMDB read
+    except ImportError:
+        raise errors.UnimplementedError(
+            None, None, "LMDBReader needs the lmdb package, an optional dependency: pip "
+                        "install 'tensorflux[lmdb]' (or lmdb)") from None
+    if not os.path.exists(path):
+        raise errors.NotFoundError(None, None, f"{path}: No such file or directory")
+    try:
+        # lock=False: read-only, and no lock file is written next to the data.
+        env = lmdb.open(path, subdir=not os.path.isfile(path), readonly=True, lock=False,
+                        create=False)
+    except lmdb.Error as e:
+        raise errors.DataLossError(None, None, f"{path}: {e}") from None
+    try:
+        with env.begin(buffers=False) as txn:
+            for key, value in txn.cursor():
+                yield bytes(key), bytes(value)
+    finally:
+        env.close()
+
+
 class Reader:
     """One reader's state in a Session: the records of the current work unit."""
 
@@ -169,6 +198,10 @@ def _fixed_length_reader(*, header_bytes, record_bytes, footer_bytes, hop_bytes,
                    footer_bytes=footer_bytes, hop_bytes=hop_bytes, encoding=encoding)
 
 
+def _lmdb_reader(*, shared_name, node_name, session_state):
+    return _create(_lmdb_records, shared_name, node_name, session_state)
+
+
 def _tfrecord_reader(*, compression_type, shared_name, node_name, session_state):
     return _create(_tfrecords, shared_name, node_name, session_state,
                    compression_type=compression_type)
@@ -182,7 +215,9 @@ for _type, _kernel, _extra in (
         ("FixedLengthRecordReaderV2", _fixed_length_reader,
          {"header_bytes": 0, "record_bytes": 0, "footer_bytes": 0, "hop_bytes": 0,
           "encoding": ""}),
-        ("TFRecordReaderV2", _tfrecord_reader, {"compression_type": ""})):
+        ("TFRecordReaderV2", _tfrecord_reader, {"compression_type": ""}),
+        # TF's LMDBReader outputs a Ref(string) handle; here a resource, like the V2 ops.
+        ("LMDBReader", _lmdb_reader, {})):
     register(OpDef(_type, outputs=("reader_handle: resource",),
                    attrs={**_READER_ATTRS, **_extra}, shape=lambda op: TensorShape([]),
                    host=_kernel, uses_session=True, not_differentiable=True))
@@ -345,6 +380,15 @@ class TFRecordReader(ReaderBase):
         compression = tfrecord.TFRecordOptions.get_compression_type_string(options)
         super().__init__(_make_reader("TFRecordReaderV2", name, None,
                                       compression_type=compression))
+
+
+class LMDBReader(ReaderBase):
+    """Records of LMDB databases: each key and value of a file's main database, in key
+    order (needs the optional `lmdb` package)."""
+
+    def __init__(self, name=None, options=None):
+        del options  # TF 1.15 accepts and ignores it too
+        super().__init__(_make_reader("LMDBReader", name, None), True)
 
 
 # -- ReadFile / WriteFile --------------------------------------------------------------------
