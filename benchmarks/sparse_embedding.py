@@ -12,6 +12,11 @@ Adagrad.
   dense   the same graph with `tf.convert_to_tensor(grad)` before apply_gradients: a
           table-sized gradient and a dense ApplyAdagrad over every row.
 
+`--lookup sparse` builds the bags with `tf.nn.embedding_lookup_sparse` (combiner "mean")
+over a SparseTensor of the same ids instead of embedding_lookup + reduce_mean: the same
+values, through TF1's sparse lookup (whose shapes must not depend on how many distinct ids
+a batch holds, or every step compiles again; "traces" counts the timed steps' traces).
+
 Each variant runs in its own subprocess, so peak memory is measured separately (as in
 train_step.py): after warm-up the kernel's peak-RSS counter is reset and `steps` more
 steps run. "step MB" is that peak minus the RSS right after imports (table, slots,
@@ -46,9 +51,12 @@ def _feeds(steps):
 
 
 def _xla_temp_mb(sess, feed):
-    """The compiled step's temporary buffers (XLA's memory analysis of its executable)."""
+    """The compiled step's temporary buffers (XLA's memory analysis of its executable);
+    None when the step also reads values a host step computed (not in `feed`)."""
     cluster = [c for e in sess._executables.values() for c in e.clusters
                if c.state.written_vars][-1]
+    if any(t not in feed for t in cluster.inputs):
+        return None
     store = sess._state.variables
     starts = [store[v] for v in cluster.state.start_vars]
     args = [np.asarray(feed[t]) for t in cluster.inputs]
@@ -57,7 +65,17 @@ def _xla_temp_mb(sess, feed):
     return compiled.memory_analysis().temp_size_in_bytes / 2**20
 
 
-def measure(variant, steps):
+def _bags(tf, table, ids, lookup):
+    if lookup == "dense":
+        return tf.reduce_mean(tf.nn.embedding_lookup(table, ids), axis=1)
+    # Every (example, slot) position holds an id: constant indices, fed values.
+    positions = np.stack(np.meshgrid(np.arange(BATCH), np.arange(BAG), indexing="ij"), -1)
+    sp_ids = tf.SparseTensor(positions.reshape(-1, 2).astype(np.int64),
+                             tf.reshape(ids, [-1]), [BATCH, BAG])
+    return tf.nn.embedding_lookup_sparse(table, sp_ids, None, combiner="mean")
+
+
+def measure(variant, steps, lookup):
     """Runs in a subprocess: prints one JSON line with times and memory."""
     import tensorflux as tf
     base = rss_mb("VmRSS")
@@ -65,7 +83,7 @@ def measure(variant, steps):
     labels = tf.placeholder(tf.int64, [BATCH])
     table = tf.Variable(tf.random_uniform([ROWS, DIM], -0.05, 0.05, seed=1), name="table")
     dense_w = tf.Variable(tf.random_normal([DIM, CLASSES], stddev=0.1, seed=2), name="w")
-    bags = tf.reduce_mean(tf.nn.embedding_lookup(table, ids), axis=1)
+    bags = _bags(tf, table, ids, lookup)
     logits = tf.matmul(bags, dense_w)
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
                                                                           logits=logits))
@@ -81,26 +99,30 @@ def measure(variant, steps):
         for x, y in feeds[:6]:  # compile and warm up
             _, value = sess.run([train, loss], {ids: x, labels: y})
             first_loss = value if first_loss is None else first_loss
+        sess.run(train, {ids: x, labels: y})  # the timed fetch's own executable
         xla_temp = _xla_temp_mb(sess, {ids: feeds[0][0], labels: feeds[0][1]})
         reset_peak_rss()
         steady = rss_mb("VmRSS")
+        traces = sess.compile_stats.traces
         times = []
         for x, y in feeds[6:]:
             start = time.perf_counter()
             sess.run(train, {ids: x, labels: y})
             times.append(time.perf_counter() - start)
         peak = rss_mb("VmHWM")
-    print(json.dumps({"variant": variant, "median_ms": statistics.median(times) * 1e3,
+        traces = sess.compile_stats.traces - traces
+    print(json.dumps({"variant": variant, "lookup": lookup, "traces": traces,
+                      "median_ms": statistics.median(times) * 1e3,
                       "step_mb": peak - base, "transient_mb": peak - steady,
                       "xla_temp_mb": xla_temp, "first_loss": float(first_loss)}))
 
 
-def compare(steps, rounds):
+def compare(steps, rounds, lookup):
     best = {}
     for _ in range(rounds):  # interleaved rounds, best of each: fairer on a noisy machine
         for variant in ("sparse", "dense"):
             out = subprocess.run([sys.executable, os.path.abspath(__file__), "--variant",
-                                  variant, "--steps", str(steps)],
+                                  variant, "--steps", str(steps), "--lookup", lookup],
                                  capture_output=True, text=True)
             if out.returncode != 0:
                 raise RuntimeError(f"{variant} failed:\n{out.stderr[-3000:]}")
@@ -115,22 +137,26 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--lookup", choices=["dense", "sparse"], default="dense",
+                        help="embedding_lookup + reduce_mean (dense ids, the default) or "
+                             "embedding_lookup_sparse over a SparseTensor of the ids")
     parser.add_argument("--variant", choices=["sparse", "dense"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.variant:
-        measure(args.variant, args.steps)
+        measure(args.variant, args.steps, args.lookup)
         return
-    rows = compare(args.steps, args.rounds)
+    rows = compare(args.steps, args.rounds, args.lookup)
     sparse, dense = rows["sparse"], rows["dense"]
     if not np.isclose(sparse["first_loss"], dense["first_loss"], rtol=1e-5):
         raise SystemExit(f"the variants disagree: {rows}")
-    print(f"\nembedding {ROWS} x {DIM}, {BATCH} x {BAG} ids, Adagrad")
+    print(f"\nembedding {ROWS} x {DIM}, {BATCH} x {BAG} ids, Adagrad, {args.lookup} lookup")
     print(f"{'variant':8s} {'step ms':>9s} {'step MB':>9s} {'transient MB':>13s} "
-          f"{'XLA temp MB':>12s}")
+          f"{'XLA temp MB':>12s} {'traces':>7s}")
     for row in rows.values():
+        temp = "-" if row["xla_temp_mb"] is None else f"{row['xla_temp_mb']:.2f}"
         print(f"{row['variant']:8s} {row['median_ms']:9.2f} {row['step_mb']:9.1f} "
-              f"{row['transient_mb']:13.1f} {row['xla_temp_mb']:12.2f}")
-    summary = {"rows": rows, "table_mb": ROWS * DIM * 4 / 2**20,
+              f"{row['transient_mb']:13.1f} {temp:>12s} {row['traces']:7d}")
+    summary = {"rows": rows, "lookup": args.lookup, "table_mb": ROWS * DIM * 4 / 2**20,
                "time_ratio_dense_over_sparse": dense["median_ms"] / sparse["median_ms"],
                "step_memory_ratio_dense_over_sparse": dense["step_mb"] / sparse["step_mb"],
                "transient_memory_ratio_dense_over_sparse":
@@ -138,8 +164,9 @@ def main():
     print(f"dense/sparse: time {summary['time_ratio_dense_over_sparse']:.1f}x, step memory "
           f"{summary['step_memory_ratio_dense_over_sparse']:.2f}x, transient memory "
           f"{summary['transient_memory_ratio_dense_over_sparse']:.1f}x")
+    suffix = "" if args.lookup == "dense" else "_lookup_sparse"
     write_json_atomically(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
-                                       "sparse_embedding.json"), summary)
+                                       f"sparse_embedding{suffix}.json"), summary)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,26 @@ def test_variables_written_before_a_host_op_are_seen_after_it():
         assert sess.run(reread) == 7.0
 
 
+def test_a_variable_read_runs_with_its_consumers_after_a_host_step():
+    # The read of a variable used only after a host step joins that cluster instead of
+    # being a cluster-0 output (a copy of the whole variable every run); it still reads
+    # the value the run started with when the same cluster then writes the variable.
+    table = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3), name="table")
+    x = tf.placeholder(tf.float32, [None], name="x")
+    idx = where_indices(x > 1.0)  # host
+    total = tf.reduce_sum(tf.gather(table, tf.cast(idx[:, 0], tf.int32)), name="total")
+    with tf.control_dependencies([total]):
+        update = tf.assign_add(table, tf.ones([4, 3]))
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = [sess.run([total, update], {x: [0.0, 2.0, 3.0]}, run_metadata=metadata)[0]
+               for _ in range(2)]
+    assert got == [(3 + 4 + 5) + (6 + 7 + 8), (3 + 4 + 5) + (6 + 7 + 8) + 6]
+    assert "table/read" not in metadata.run_plan[0]
+    assert "table/read" in metadata.run_plan[-1]
+
+
 def test_fed_and_host_computed_shapes_compile_in_as_constants():
     x = tf.placeholder(tf.float32, [None])
     shape = tf.placeholder(tf.int32, [2])

@@ -254,12 +254,14 @@ def _latest_levels(ops, depth, on_host, canonical, levels, place):
             consumers.setdefault(canonical.get(t, t).op, []).append(op)
         for c in op._control_inputs:
             consumers.setdefault(c, []).append(op)
-    # Across devices, a variable's snapshot read (`v/read`) may also run late, in the
-    # cluster of its consumers rather than one of its own, but not after a step that
-    # writes the variable (it must see the value as of the start of the run).
-    reads = {op: _variable_read(op) for op in ops} if place else {}
+    # A variable's snapshot read (`v/read`) may also run late, in the cluster of its
+    # consumers rather than one of its own, but not after a step that writes the variable
+    # (it must see the value as of the start of the run). Otherwise a host step before
+    # the consumers (a sparse lookup's row count, an iterator) leaves the read alone in
+    # cluster 0, whose output is then a copy of the whole variable every run.
+    reads = {op: _variable_read(op) for op in ops}
     first_write = {}
-    for op in ops if place else ():
+    for op in ops:
         if state.writes_variables(op):
             for var in state.written_variables(op):
                 first_write[var] = min(first_write.get(var, levels), depth[op])

@@ -3,9 +3,9 @@
 - `numeric_column`: the feature as float32, after `normalizer_fn`;
 - `bucketized_column`: TF's Bucketize op on a numeric column, dense as one-hot rows and
   categorical as ids `bucket + dimension * (len(boundaries) + 1)`;
-- `embedding_column` / `shared_embedding_columns`: TF's `safe_embedding_lookup_sparse`
-  result (computed by lookup.py with fixed shapes) of a categorical column's ids (and weights) in an `embedding_weights` variable, combined per
-  example by "mean", "sqrtn" or "sum"; shared columns find their variable in a graph
+- `embedding_column` / `shared_embedding_columns`: `tf.nn.safe_embedding_lookup_sparse`
+  (fixed-shape, ops/sparse/embedding_ops.py) of a categorical column's ids (and weights)
+  in an `embedding_weights` variable, combined per example by "mean", "sqrtn" or "sum"; shared columns find their variable in a graph
   collection named after the columns, so every column of the group uses one variable;
 - `indicator_column`: per example, how often each id occurs (or the sum of its weights).
 """
@@ -33,7 +33,7 @@ from tensorflux._src.ops.array import gather_ops as G
 from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.math import reduce_ops as R
 from tensorflux._src.ops.math.bucketize import bucketize
-from tensorflux._src.feature_column.lookup import safe_embedding_lookup
+from tensorflux._src.ops.sparse.embedding_ops import safe_embedding_lookup_sparse
 from tensorflux._src.ops.sparse.sparse_compose import sparse_merge
 from tensorflux._src.ops.sparse.sparse_ops import sparse_slice, sparse_tensor_to_dense
 from tensorflux._src.ops.state import init_ops
@@ -201,7 +201,7 @@ def _restore_from_checkpoint(column, embedding_weights):
 
 
 def _lookup(column, pair, embedding_weights):
-    return safe_embedding_lookup(
+    return safe_embedding_lookup_sparse(
         embedding_weights, pair.id_tensor,
         sparse_weights=pair.weight_tensor, combiner=column.combiner,
         name=f"{column.name}_weights", max_norm=column.max_norm)

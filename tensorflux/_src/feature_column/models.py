@@ -7,7 +7,7 @@ named after the column, as TF 1.15 does, so variables get TF's names:
 `linear_model/bias_weights`. Variables join GLOBAL_VARIABLES and MODEL_VARIABLES (and
 `weight_collections`); `linear_model`'s weights start at zero. A categorical column in
 `linear_model` is a multi-hot indicator in effect: its weighted sum is a
-sparse embedding lookup (lookup.py) of its ids in the (num_buckets, units) weights, combined
+sparse embedding lookup (`tf.nn.safe_embedding_lookup_sparse`) of its ids in the (num_buckets, units) weights, combined
 by `sparse_combiner`.
 """
 
@@ -25,7 +25,7 @@ from tensorflux._src.ops.array import array_ops as A
 from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.math import math_ops as M
 from tensorflux._src.ops.nn.nn_ops import bias_add
-from tensorflux._src.feature_column.lookup import safe_embedding_lookup
+from tensorflux._src.ops.sparse.embedding_ops import safe_embedding_lookup_sparse
 from tensorflux._src.ops.sparse.sparse_ops import sparse_reshape
 from tensorflux._src.ops.state import init_ops
 from tensorflux._src.train import variable_scope as vs
@@ -109,8 +109,8 @@ def _categorical_weighted_sum(column, builder, units, sparse_combiner, weight_co
                              initializer=init_ops.zeros_initializer(), trainable=trainable,
                              collections=weight_collections)
     # Multi-hot ids times the weights, as an embedding lookup.
-    return safe_embedding_lookup(weight, ids, sparse_weights=weights,
-                                 combiner=sparse_combiner, name="weighted_sum")
+    return safe_embedding_lookup_sparse(weight, ids, sparse_weights=weights,
+                                        combiner=sparse_combiner, name="weighted_sum")
 
 
 def _dense_weighted_sum(column, builder, units, weight_collections, trainable):
