@@ -231,6 +231,13 @@ from tensorflux._src.runtime.py_function import py_function  # noqa: F401,E402
 # Feature columns: tf.feature_column.
 from tensorflux import feature_column  # noqa: E402,F401
 
+# Concurrency: tf.CriticalSection, tf.nondifferentiable_batch_function, NoneTensorSpec.
+from tensorflux._src.runtime.critical_section import CriticalSection  # noqa: E402,F401
+from tensorflux._src.framework.none_tensor import NoneTensorSpec  # noqa: E402,F401
+from tensorflux._src.runtime.batch_function import (  # noqa: E402,F401
+    nondifferentiable_batch_function,
+)
+
 from tensorflux._src.framework.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,
 )

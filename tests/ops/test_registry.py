@@ -244,6 +244,13 @@ EXEMPT = {
            "after SDCA epochs, duality gap, shrink formula, TF's fingerprints and errors)"
        for op in ("SdcaOptimizer", "SdcaOptimizerV2", "SdcaShrinkL1", "SdcaFprint")},
 
+    # concurrency
+    **{op: "tests/runtime/test_critical_section.py (host ops on a Session mutex: "
+           "threads never interleave, serial executions in one run, release on failure)"
+       for op in ("MutexV2", "MutexLock", "ConsumeMutexLock")},
+    "BatchFunction": "tests/runtime/test_batch_function.py (concurrent callers' rows against "
+                     "NumPy, batch sizes seen by the function, padding, timeout, TF's errors)",
+
 }
 
 

@@ -264,19 +264,23 @@ class Executable:
         sources, feed_tensors = self._sources, self._feed_tensors
         static, canonical = self._static, self._canonical
         env = dict(zip(feed_tensors, feeds))
-        for step in self.steps:
-            start = time.perf_counter() if on_step else None
-            if isinstance(step, run_plan.HostStep):
-                _run_host_step(step.op, env, static, canonical, session_state)
-            else:
-                cluster = step.cluster
-                args = [env[t] for t in cluster.inputs]
-                outs = cluster.call(args, session_state)
+        try:
+            for step in self.steps:
+                start = time.perf_counter() if on_step else None
+                if isinstance(step, run_plan.HostStep):
+                    _run_host_step(step.op, env, static, canonical, session_state)
+                else:
+                    cluster = step.cluster
+                    args = [env[t] for t in cluster.inputs]
+                    outs = cluster.call(args, session_state)
+                    if on_step:
+                        jax.block_until_ready(outs)
+                    env.update(zip(cluster.exports, outs))
                 if on_step:
-                    jax.block_until_ready(outs)
-                env.update(zip(cluster.exports, outs))
-            if on_step:
-                on_step(step, start, time.perf_counter())
+                    on_step(step, start, time.perf_counter())
+        except BaseException:
+            _release_run_scoped(env)
+            raise
         results = []
         for kind, where in sources:
             if kind == "step":
@@ -286,6 +290,16 @@ class Executable:
             else:
                 results.append(_to_numpy(feeds[where]))
         return results
+
+
+def _release_run_scoped(env):
+    """A failed run drops what it holds until its end, as TF's step does (a
+    CriticalSection's lock token releases its mutex)."""
+    for value in env.values():
+        if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
+            release = getattr(value.item(), "release_at_run_end", None)
+            if release is not None:
+                release()
 
 
 def _check_outside_bodies(ops):

@@ -29,10 +29,12 @@ device (or none) is planned exactly as before: one cluster per depth, on that de
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 from tensorflux._src.compiler import state
 from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import errors
 from tensorflux._src.runtime import devices
 
 
@@ -82,11 +84,13 @@ def partition(ops, canonical):
     `ops` is topologically ordered. Variables (VariableV2) are not steps: a cluster
     reads and writes them through the session's variable store.
     """
+    ops, after = serial_edges(ops, canonical)
     place = assign_devices(ops, canonical)  # {} unless the run spans several devices
     depth, on_host = {}, {op for op in ops if runs_on_host(op)}
     for op in ops:
         d = 0
-        producers = [canonical.get(t, t).op for t in op.inputs] + list(op._control_inputs)
+        producers = ([canonical.get(t, t).op for t in op.inputs] + list(op._control_inputs)
+                     + after.get(op, []))
         for p in producers:
             if p in depth:
                 d = max(d, depth[p] + (1 if _is_cut(p, op, on_host, place) else 0))
@@ -115,6 +119,50 @@ def partition(ops, canonical):
         steps.extend(step for (at, _), step in clusters.items() if at == lv)
         steps.extend(host_steps)
     return steps
+
+
+def serial_edges(ops, canonical):
+    """Critical sections executed twice in one run (tf.CriticalSection): the second
+    execution's lock (an op with `_serial_section = (key, release op)`) runs after the
+    first's release. Steps of a run are sequential, so two holders of one mutex must not
+    overlap. Returns the ops reordered to respect those edges, and {op: [ops before]}."""
+    sections = {}
+    for op in ops:
+        section = getattr(op, "_serial_section", None)
+        if section is not None:
+            sections.setdefault(section[0], []).append((op, section[1]))
+    after = {}
+    in_run = set(ops)
+    for chain in sections.values():
+        for (_, release), (lock, _) in zip(chain, chain[1:]):
+            if release in in_run:
+                after.setdefault(lock, []).append(release)
+    if not after:
+        return ops, after
+    # A stable topological sort with the extra edges (Kahn's, by original position).
+    position = {op: i for i, op in enumerate(ops)}
+    consumers, missing = {}, {}
+    for op in ops:
+        preds = {canonical.get(t, t).op for t in op.inputs} | set(op._control_inputs) | set(after.get(op, ()))
+        preds &= in_run
+        missing[op] = len(preds)
+        for p in preds:
+            consumers.setdefault(p, []).append(op)
+    ready = [position[op] for op in ops if not missing[op]]
+    heapq.heapify(ready)
+    ordered = []
+    while ready:
+        op = ops[heapq.heappop(ready)]
+        ordered.append(op)
+        for c in consumers.get(op, ()):
+            missing[c] -= 1
+            if not missing[c]:
+                heapq.heappush(ready, position[c])
+    if len(ordered) != len(ops):
+        raise errors.InvalidArgumentError(
+            None, None, "Two executions of one CriticalSection in this run depend on each "
+                        "other's results in both directions; they cannot run serially.")
+    return ordered, after
 
 
 def assign_devices(ops, canonical):
