@@ -22,6 +22,7 @@ import threading
 import numpy as np
 
 from tensorflux._src.framework import dtypes, errors
+from tensorflux._src.framework.protowire import encode_varint
 
 _VARINT, _I64, _LEN, _SGROUP, _EGROUP, _I32 = 0, 1, 2, 3, 4, 5
 
@@ -257,7 +258,7 @@ def _value(buf, pos, ftype, number):
         start = pos
         end = _skip(buf, pos, _SGROUP, number)
         # The group's fields, without the end tag: its message in binary form.
-        tag_len = len(_encode_varint((number << 3) | _EGROUP))
+        tag_len = len(encode_varint((number << 3) | _EGROUP))
         return bytes(buf[start:end - tag_len]), end
     v, pos = _varint(buf, pos)
     if ftype == T_SINT32:
@@ -346,16 +347,6 @@ def read_fields(buf: bytes, fields: dict) -> dict:
 
 
 # -- wire writing ------------------------------------------------------------------------------
-def _encode_varint(v: int) -> bytes:
-    v &= 0xFFFFFFFFFFFFFFFF
-    out = bytearray()
-    while v > 0x7F:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
 def wrap(v: int, bits: int, signed: bool) -> int:
     v &= (1 << bits) - 1
     return v - (1 << bits) if signed and v >> (bits - 1) else v
@@ -376,31 +367,31 @@ def _encode_value(ftype, v) -> bytes:
     if ftype in (T_FIXED64, T_SFIXED64):
         return struct.pack("<Q", v & 0xFFFFFFFFFFFFFFFF)
     if ftype in (T_INT32, T_ENUM):
-        return _encode_varint(wrap(v, 32, True))  # negative: 10 bytes, sign-extended
+        return encode_varint(wrap(v, 32, True))  # negative: 10 bytes, sign-extended
     if ftype == T_UINT32:
-        return _encode_varint(v & 0xFFFFFFFF)
+        return encode_varint(v & 0xFFFFFFFF)
     if ftype == T_SINT32:
         v = wrap(v, 32, True)
-        return _encode_varint(((v << 1) ^ (v >> 31)) & 0xFFFFFFFF)
+        return encode_varint(((v << 1) ^ (v >> 31)) & 0xFFFFFFFF)
     if ftype == T_SINT64:
         v = wrap(v, 64, True)
-        return _encode_varint((v << 1) ^ (v >> 63))
-    return _encode_varint(v)  # int64, uint64
+        return encode_varint((v << 1) ^ (v >> 63))
+    return encode_varint(v)  # int64, uint64
 
 
 def write_field(out: bytearray, number, ftype, packed, values) -> None:
     """Appends one (possibly repeated) field holding `values` to `out`."""
     if ftype in (T_STRING, T_BYTES, T_MESSAGE):
         for v in values:
-            out += _encode_varint((number << 3) | _LEN) + _encode_varint(len(v)) + v
+            out += encode_varint((number << 3) | _LEN) + encode_varint(len(v)) + v
     elif ftype == T_GROUP:
         for v in values:
-            out += _encode_varint((number << 3) | _SGROUP) + v
-            out += _encode_varint((number << 3) | _EGROUP)
+            out += encode_varint((number << 3) | _SGROUP) + v
+            out += encode_varint((number << 3) | _EGROUP)
     elif packed:
         body = b"".join(_encode_value(ftype, v) for v in values)
-        out += _encode_varint((number << 3) | _LEN) + _encode_varint(len(body)) + body
+        out += encode_varint((number << 3) | _LEN) + encode_varint(len(body)) + body
     else:
-        tag = _encode_varint((number << 3) | _WIRE_TYPE[ftype])
+        tag = encode_varint((number << 3) | _WIRE_TYPE[ftype])
         for v in values:
             out += tag + _encode_value(ftype, v)
