@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework import nest
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.array import array_ops, generator_ops
@@ -28,7 +29,7 @@ from tensorflux._src.ops.math import math_ops
 from tensorflux._src.train import variable_scope as vs
 
 __all__ = ["dynamic_rnn", "bidirectional_dynamic_rnn", "static_rnn",
-           "static_bidirectional_rnn"]
+           "static_bidirectional_rnn", "static_state_saving_rnn"]
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -251,6 +252,38 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
                 output, new_state = _mask_step(done, output, state, new_state)
             outputs.append(output)
             state = new_state
+    return outputs, state
+
+
+def static_state_saving_rnn(cell, inputs, state_saver, state_name, sequence_length=None,
+                            scope=None):
+    """static_rnn whose initial state is `state_saver.state(name)` and whose final state is
+    handed to `state_saver.save_state(name, state)`; the last output and the returned
+    state depend on those saves, so fetching either saves the state (TF1's contract with a
+    state saver such as contrib's SequenceQueueingStateSaver)."""
+    state_size = cell.state_size
+    state_is_tuple = nest.is_nested(state_size)
+    if state_is_tuple != nest.is_nested(state_name):
+        raise ValueError(f"state_name should be the same type as cell.state_size.  "
+                         f"state_name: {state_name}, cell.state_size: {state_size}")
+    if state_is_tuple:
+        names, sizes = nest.flatten(state_name), nest.flatten(state_size)
+        if len(names) != len(sizes):
+            raise ValueError(f"#elems(state_name) != #elems(state_size): "
+                             f"{len(names)} vs. {len(sizes)}")
+        initial_state = nest.pack_sequence_as(state_size,
+                                              [state_saver.state(n) for n in names])
+    else:
+        names, initial_state = [state_name], state_saver.state(state_name)
+    outputs, state = static_rnn(cell, inputs, initial_state=initial_state,
+                                sequence_length=sequence_length, scope=scope)
+    flat_state = nest.flatten(state)
+    saves = [state_saver.save_state(n, s) for n, s in zip(names, flat_state)]
+    with _graph.control_dependencies(saves):
+        last = outputs[-1]
+        outputs[-1] = nest.pack_sequence_as(
+            last, [array_ops.identity(x) for x in nest.flatten(last)])
+        state = nest.pack_sequence_as(state, [array_ops.identity(s) for s in flat_state])
     return outputs, state
 
 
