@@ -35,6 +35,7 @@ sort before every name, right after the header.
 from __future__ import annotations
 
 import os
+import re
 import struct
 
 import google_crc32c
@@ -257,13 +258,18 @@ def read_table(data, path):
 
 
 # -- OrderedCode keys of tensor slices ------------------------------------------------------------
+_SPECIAL_BYTE = re.compile(rb"[\x00\xff]")
+_ESCAPES = {b"\x00": b"\x00\xff", b"\xff": b"\xff\x00"}
+
+
 def _num_increasing(value: int) -> bytes:
     raw = value.to_bytes(8, "big").lstrip(b"\0")
     return bytes([len(raw)]) + raw
 
 
 def _string_code(s: bytes) -> bytes:
-    return s.replace(b"\xff", b"\xff\x00").replace(b"\x00", b"\x00\xff") + b"\x00\x01"
+    """OrderedCode::WriteString: 0x00 -> 00 ff, 0xff -> ff 00, then the separator 00 01."""
+    return _SPECIAL_BYTE.sub(lambda m: _ESCAPES[m.group()], s) + b"\x00\x01"
 
 
 def _signed_num_increasing(value: int) -> bytes:
