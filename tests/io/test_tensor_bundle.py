@@ -206,3 +206,28 @@ def test_tensorflow_reads_our_bundle(tmp_path):
     for name, value in expected.items():
         np.testing.assert_array_equal(np.asarray(reader.get_tensor(name)), value,
                                       err_msg=name)
+
+
+def test_header_checks(tmp_path):
+    from tensorflux._src.framework.protos import BundleHeaderProto, VersionDef
+
+    prefix = str(tmp_path / "m")
+    tb.write_bundle(prefix, [[("w", np.float32(1), None)]])
+    entries = tb.read_table(open(prefix + ".index", "rb").read(), "m")[1:]
+
+    def write_header(**fields):
+        header = BundleHeaderProto(num_shards=1, **fields).SerializeToString()
+        with open(prefix + ".index", "wb") as f:
+            f.write(tb.build_table([(b"", header)] + entries))
+
+    write_header(version=VersionDef(producer=0))  # TF's minimum producer is 0
+    assert tb.BundleReader(prefix).read("w") == 1
+    write_header(version=VersionDef(producer=2, min_consumer=2))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="min consumer 2"):
+        tb.BundleReader(prefix)
+    write_header(version=VersionDef(producer=1, bad_consumers=[1]))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tb.BundleReader(prefix)
+    write_header(endianness=BundleHeaderProto.BIG, version=VersionDef(producer=1))
+    with pytest.raises(tf.errors.UnimplementedError, match="big-endian"):
+        tb.BundleReader(prefix)

@@ -57,7 +57,7 @@ _BLOCK_SIZE = 262144  # TF's table::Options defaults
 _RESTART_INTERVAL = 16
 _NO_COMPRESSION = 0
 _MASK_DELTA = 0xA282EAD8
-# tensor_bundle.h: kTensorBundleVersion / kTensorBundleMinProducer / MinConsumer.
+# tensor_bundle.h: kTensorBundleVersion (what is written as producer; readers are consumers).
 _BUNDLE_VERSION = 1
 _DT_STRING = 7
 
@@ -340,7 +340,9 @@ class BundleReader:
         if header.endianness != BundleHeaderProto.LITTLE:
             raise errors.UnimplementedError(
                 None, None, f"Reading a big-endian bundle is not supported: {path}")
-        if header.version.producer < 1 or _BUNDLE_VERSION < header.version.min_consumer \
+        # TF's CheckVersions with kTensorBundleMinProducer 0: any producer, but this
+        # reader (version 1) must be at least min_consumer and not a bad consumer.
+        if _BUNDLE_VERSION < header.version.min_consumer \
                 or _BUNDLE_VERSION in header.version.bad_consumers:
             raise errors.InvalidArgumentError(
                 None, None, f"Checkpoint {path} was written with tensor bundle version "
