@@ -163,3 +163,35 @@ def test_damaged_tensorflow_checkpoint(tmp_path):
     # Half an index has lost its table footer.
     with pytest.raises(tf.errors.DataLossError, match="bad magic number.*model.ckpt-3.index"):
         tf.train.NewCheckpointReader(prefix)
+
+
+def test_tensorflow_saver_restores_bundle_written_here(tmp_path):
+    """Real TF's Saver restores the fixture rewritten by write_bundle: name order, the
+    partitioned tensors' slices split over two data files."""
+    real_tf = pytest.importorskip("tensorflow")
+    v1 = real_tf.compat.v1
+    reader = tensor_bundle.BundleReader(CKPT)
+    shards = [[], []]
+    for name in reader.names():
+        value = reader.read(name)
+        if name.startswith("dense/kernel"):
+            shards[0].append((name, value[:32], ([64, 3], [0, 0])))
+            shards[1].append((name, value[32:], ([64, 3], [32, 0])))
+        else:
+            shards[1].append((name, value, None))
+    prefix = str(tmp_path / "model.ckpt-3")
+    tensor_bundle.write_bundle(prefix, shards)
+    with real_tf.Graph().as_default():
+        with v1.variable_scope("conv1"):
+            v1.get_variable("kernel", [3, 3, 1, 4])
+        with v1.variable_scope("dense", partitioner=v1.fixed_size_partitioner(2)):
+            v1.get_variable("kernel", [64, 3])
+        v1.train.get_or_create_global_step()
+        v1.Variable(b"", dtype=real_tf.string, name="label")
+        with v1.Session() as sess:
+            v1.train.Saver().restore(sess, prefix)
+            values = {v.op.name: sess.run(v) for v in v1.global_variables()}
+    np.testing.assert_array_equal(values["conv1/kernel"], expected_value("conv1/kernel"))
+    np.testing.assert_array_equal(values["dense/kernel/part_1"],
+                                  expected_value("dense/kernel")[32:])
+    assert values["global_step"] == 3 and values["label"] == b"tensorflux fixture"
