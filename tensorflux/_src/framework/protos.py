@@ -220,3 +220,35 @@ def shape_proto(shape) -> TensorShapeProto:
     sizes = [getattr(d, "value", d) for d in dims]  # Dimension objects or ints
     return TensorShapeProto(dim=[TensorShapeProto.Dim(size=-1 if s is None else int(s))
                                  for s in sizes])
+
+
+# -- tensor_slice.proto, tensor_bundle.proto (V2 checkpoints: io/tensor_bundle.py) -------------
+class TensorSliceProto(Message):
+    class Extent(Message):
+        # `length` unset (not merely 0) means the whole dimension: hence the oneof.
+        FIELDS = (Field(1, "start", "int64"),
+                  Field(2, "length", "int64", oneof="has_length"))
+
+    FIELDS = (Field(1, "extent", "message", repeated=True,
+                    message=lambda: TensorSliceProto.Extent),)
+
+
+class BundleHeaderProto(Message):
+    LITTLE, BIG = 0, 1  # Endianness
+    FIELDS = (
+        Field(1, "num_shards", "int32"),
+        Field(2, "endianness", "enum"),
+        Field(3, "version", "message", message=lambda: VersionDef),
+    )
+
+
+class BundleEntryProto(Message):
+    FIELDS = (
+        Field(1, "dtype", "enum"),
+        Field(2, "shape", "message", message=lambda: TensorShapeProto),
+        Field(3, "shard_id", "int32"),
+        Field(4, "offset", "int64"),
+        Field(5, "size", "int64"),
+        Field(6, "crc32c", "fixed32"),
+        Field(7, "slices", "message", repeated=True, message=lambda: TensorSliceProto),
+    )

@@ -34,6 +34,11 @@ keeps the full dtype and shape and lists the slices instead of one shard,
 each slice stored in its data file under `key` (the name, ":" and TF's slice spec).
 Readers get the full tensor, reassembled on the host the way Saver assembles a
 partitioned variable from its parts.
+
+`CheckpointReader` also reads checkpoints written by TensorFlow (TF's tensor bundle,
+io/tensor_bundle.py): their index is a table ending with TF's magic number rather than
+JSON. An index that does not start like JSON is read as TF's (so a damaged one is
+reported by the table reader). Saver still writes the format above.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
+from tensorflux._src.io import tensor_bundle
 from tensorflux._src.train import atomic_write
 
 FORMAT = "tensorflux.checkpoint"
@@ -201,6 +207,13 @@ class CheckpointReader:
 
     def __init__(self, prefix):
         self._prefix = os.fspath(prefix)
+        self._bundle = None
+        if _is_tensorflow_index(index_file(self._prefix)):
+            self._bundle = tensor_bundle.BundleReader(self._prefix)
+            self._entries = {name: {"dtype": self._bundle.dtype(name).name,
+                                    "shape": self._bundle.shape(name)}
+                             for name in self._bundle.names()}
+            return
         index = _read_index(self._prefix)
         self._save_id = index["save_id"]
         self._num_shards = index["num_shards"]
@@ -225,6 +238,8 @@ class CheckpointReader:
         for name in names:
             if name not in self._entries:
                 raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint")
+        if self._bundle is not None:
+            return {name: self._bundle.read(name) for name in names}
         by_shard = {}  # shard -> [(stored key, index entry)]
         for name in names:
             entry = self._entries[name]
@@ -282,11 +297,25 @@ class CheckpointReader:
             raise _data_loss(path, str(e)) from None
 
 
+def _is_tensorflow_index(path):
+    """Whether the index at `path` is TF's table rather than tensorflux's JSON."""
+    if tensor_bundle.is_bundle_index(path):
+        return True
+    try:
+        with open(path, "rb") as f:
+            start = f.read(1)
+    except OSError:
+        return False  # _read_index reports it
+    return start not in (b"{", b"")
+
+
 def _read_index(prefix):
     path = index_file(prefix)
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
+    except UnicodeDecodeError as e:
+        raise _data_loss(path, f"not a tensorflux checkpoint index ({e})") from None
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise errors.NotFoundError(
             None, None, f"Unsuccessful TensorSliceReader constructor: Failed to find any "

@@ -152,10 +152,18 @@ class Optimizer:
         if var not in by_var:
             # As TF's slot_creator: the slot lives with its variable (same device).
             with _graph.name_scope(None), _graph.device(None), _graph.device(var.device):
-                by_var[var] = Variable(
+                slot = by_var[var] = Variable(
                     lambda: initializer(var.shape.as_list(), dtype=var.dtype.base_dtype),
                     name=f"{var.op.name}/{var_name}", trainable=False,
                     dtype=var.dtype.base_dtype)
+            info = var._get_save_slice_info()
+            if info is not None:
+                # TF1's slot_creator: the slot of a partition is the same slice of a
+                # partitioned slot named `<full name>/<slot>` (`dense/kernel/Adam`, not
+                # `dense/kernel/part_0/Adam`), so checkpoints name slots as TF's do.
+                slot._set_save_slice_info(Variable.SaveSliceInfo(
+                    f"{info.full_name}/{var_name}", info.full_shape, info.var_offset,
+                    info.var_shape))
         return by_var[var]
 
     def _zeros_slot(self, var, slot_name, var_name):

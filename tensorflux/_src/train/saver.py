@@ -525,6 +525,9 @@ def _assign_variables(sess, values):
     for op, value in values.items():
         device = devices.jax_device(op.device) if op.device else jax.devices()[0]
         dtype = op.outputs[0].dtype.base_dtype.as_numpy_dtype
+        if dtype == np.object_:  # string variables live on the host, as numpy arrays
+            store[op] = np.array(value, dtype=object)
+            continue
         # A private copy: the store's buffer may later be donated to a compiled run.
         store[op] = jax.device_put(np.array(value, dtype=dtype), device)
 
