@@ -26,7 +26,6 @@ from tensorflux._src.data.dataset_ops import (
     INPUT_TYPES, Dataset, ElementError, IterationContext,
 )
 from tensorflux._src.data.type_specs import DatasetSpec
-from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.ops.op_builder import apply_op

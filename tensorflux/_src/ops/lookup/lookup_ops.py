@@ -28,7 +28,7 @@ from tensorflux._src.ops.lookup.table_kernels import resolve
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import dims_str, merge_shapes, with_rank
 from tensorflux._src.ops.registry import REQUIRED, OpDef, register
-from tensorflux._src.ops.shape_fns import scalar, unchanged
+from tensorflux._src.ops.shape_fns import scalar
 
 __all__ = []
 
