@@ -59,23 +59,22 @@ def runs_on_host(op) -> bool:
         return op._body is None
     if op.op_def.functional:
         return bool(op._attrs.get("host_loop"))
-    # Resource handles (queue keys) are host objects too; a TensorArray's is not.
+    # Resource handles (queue keys) are host objects too; compiled handles are not.
     return any(t.dtype.base_dtype == _dtypes.string
-               or (t.dtype.base_dtype == _dtypes.resource and not _is_tensor_array_handle(t))
+               or (t.dtype.base_dtype == _dtypes.resource and not _is_compiled_handle(t))
                for t in op.inputs + tuple(op.outputs))
 
 
-# A TensorArray's handle is a compiled placeholder (its array travels in the flow, see
-# ta_buffer.py), so its ops compile; it may reach them through pass-through ops.
-_TA_HANDLE_OPS = ("TensorArrayV3", "TensorArrayGradV3")
+# A compiled handle (OpDef.compiled_handle, e.g. a TensorArray's) may reach its users
+# through pass-through ops.
 _PASS_THROUGH = ("Identity", "Enter", "Exit", "Switch", "Merge", "NextIteration")
 
 
-def _is_tensor_array_handle(t) -> bool:
+def _is_compiled_handle(t) -> bool:
     op = t.op
     while op.type in _PASS_THROUGH and op.inputs:
         op = op.inputs[0].op
-    return op.type in _TA_HANDLE_OPS
+    return op.op_def.compiled_handle
 
 
 def partition(ops, canonical):

@@ -99,6 +99,9 @@ class OpDef:
               size): outside control-flow bodies it runs as a host step (its lowering on
               concrete values), so ops using it as a shape compile with it known; inside
               a body it is lowered like any op.
+    compiled_handle: the op's `resource` outputs are compiled values (a TensorArray's
+              handle, whose array travels in its flow), not host objects such as queue
+              keys, so ops using them are not sent to the host for it (run_plan.py).
     uses_session: the host kernel also gets `session_state=`, the Session's
               `SessionState`, for resources that live as long as the Session
               (tf.data iterators, queues).
@@ -125,6 +128,7 @@ class OpDef:
     random: bool = False
     host: Callable | None = None
     host_outside_bodies: bool = False
+    compiled_handle: bool = False
     uses_session: bool = False
     strings_by_rank: bool = False
     functional: bool = False

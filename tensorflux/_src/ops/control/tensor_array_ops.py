@@ -107,7 +107,7 @@ register(OpDef("TensorArrayV3", inputs=("size: int32",),
                attrs={"dtype": _dtypes.ALL, "element_shape": None, "dynamic_size": False,
                       "clear_after_read": True, "identical_element_shapes": False,
                       "tensor_array_name": "", "_ta_info": None},
-               shape=_array_shape, lower=_lower_array, stateful=True,
+               shape=_array_shape, lower=_lower_array, stateful=True, compiled_handle=True,
                not_differentiable=True))
 
 
@@ -120,7 +120,8 @@ register(OpDef("TensorArrayGradV3", inputs=("handle: resource",) + _FLOW,
                outputs=("grad_handle: resource", "flow_out: float"),
                attrs={"source": REQUIRED},
                shape=lambda op: [tensor_shape.TensorShape([2]), _SCALAR],
-               lower=_lower_grad, stateful=True, not_differentiable=True))
+               lower=_lower_grad, stateful=True, compiled_handle=True,
+               not_differentiable=True))
 
 
 def _write_shape(op):
