@@ -95,7 +95,7 @@ class Graph:
         Control-flow bodies and Python-valued attrs are not written."""
         from tensorflux._src.io.graph_def import graph_def  # formats sit above
         out = graph_def(self, add_shapes=add_shapes)
-        out.versions = self.graph_def_versions
+        out.versions.CopyFrom(self.graph_def_versions)
         return out
 
     @property

@@ -34,10 +34,10 @@ def _node_def(op, add_shapes: bool) -> protos.NodeDef:
     for key, value in view.attr.items():
         attr = attr_value(value)
         if attr is not None:
-            node.attr[key] = attr
+            node.attr[key].CopyFrom(attr)
     if add_shapes:
-        node.attr["_output_shapes"] = protos.AttrValue(list=protos.AttrValue.ListValue(
-            shape=[protos.shape_proto(t.shape) for t in op.outputs]))
+        node.attr["_output_shapes"].CopyFrom(protos.AttrValue(list=protos.AttrValue.ListValue(
+            shape=[protos.shape_proto(t.shape) for t in op.outputs])))
     return node
 
 
