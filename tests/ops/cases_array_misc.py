@@ -4,6 +4,7 @@ searchsorted, histograms and fake quantization (array family)."""
 import numpy as np
 
 import tensorflux as tf
+from tensorflux._src.ops.op_builder import apply_op
 from tests.ops.harness import Case, fixed, ints, uniform
 
 F = (np.float32,)
@@ -79,6 +80,18 @@ CASES = [
     Case("BroadcastArgs", tf.broadcast_dynamic_shape,
          lambda a, b: np.array(np.broadcast_shapes(tuple(a), tuple(b)), a.dtype),
          [((3,), (2,))], (np.int32, np.int64), gen=[fixed([3, 1, 4]), fixed([5, 1])]),
+    # ConcatV2's gradient in TF-written graphs: each input's start along the axis.
+    Case("ConcatOffset",
+         lambda a, b, c: apply_op("ConcatOffset", concat_dim=1, shape=[a, b, c]),
+         lambda a, b, c: [np.array([0, 0, 0], a.dtype), np.array([0, 2, 0], a.dtype),
+                          np.array([0, 5, 0], a.dtype)],
+         [((3,), (3,), (3,))], (np.int32, np.int64),
+         gen=[fixed([4, 2, 7]), fixed([4, 3, 7]), fixed([4, 1, 7])]),
+    Case("ConcatOffset",
+         lambda a, b: apply_op("ConcatOffset", concat_dim=-1, shape=[a, b]),
+         lambda a, b: [np.array([0, 0], a.dtype), np.array([0, 6], a.dtype)],
+         [((2,), (2,))], (np.int32,), gen=[fixed([5, 6]), fixed([5, 2])],
+         name="ConcatOffset(negative axis)"),
     # -- ensure_shape, bitcast, guarantee_const -------------------------------------------------
     Case("EnsureShape", lambda x: tf.ensure_shape(x, [None, 3]), lambda x: x, [((2, 3),)], FI),
     Case("Bitcast", lambda x: tf.bitcast(x, tf.int32), lambda x: x.view(np.int32),

@@ -88,6 +88,8 @@ CASES = [
     Case("Add", tf.add, np.add, PAIR, (np.float16, tf.bfloat16.as_numpy_dtype),
          name="Add(half types)"),
     Case("Add", lambda x, y: x + y, np.add, PAIR, REAL, name="Add(operator)"),
+    Case("AddV2", lambda x, y: apply_op("AddV2", x=x, y=y), np.add, BCAST,
+         REAL + (np.int8, np.complex64)),
     Case("Sub", tf.subtract, np.subtract, PAIR, REAL + (np.uint8, np.complex128)),
     Case("Sub", lambda x, y: x - y, np.subtract, PAIR, (np.int16,), name="Sub(operator)"),
     Case("Mul", tf.multiply, np.multiply, BCAST, REAL + (np.complex128,)),

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
+from tensorflux._src.ops.op_builder import apply_op
 from tests.helpers import run
 
 InvalidArgumentError = tf.errors.InvalidArgumentError
@@ -335,3 +336,30 @@ def test_serialize_and_parse_tensor_round_trip():
     with pytest.raises(InvalidArgumentError, match=r"Type mismatch between parsed tensor "
                                                    r"\(float\) and dtype \(int32\)"):
         run(tf.io.parse_tensor(serialized, tf.int32), {x: value})
+
+
+def test_parse_example_v2_record_as_tensorflow_writes_it():
+    # TF 2.x graphs hold ParseExampleV2: keys are string tensors, not attrs or lists.
+    records = [_example(kw=[b"knit", b"big"], x=[1.0, 2.0]), _example(x=[3.0, 4.0])]
+    outs = apply_op("ParseExampleV2", serialized=records, names=[], sparse_keys=["kw"],
+                    dense_keys=["x"], ragged_keys=tf.constant([], tf.string),
+                    dense_defaults=[tf.constant([], tf.float32)], num_sparse=1,
+                    sparse_types=(tf.string,), dense_shapes=(tf.TensorShape([2]),))
+    indices, values, shape, dense = outs
+    assert indices.shape.as_list() == [None, 2] and dense.shape.as_list() == [2, 2]
+    with tf.Session() as sess:
+        indices, values, shape, dense = sess.run([indices, values, shape, dense])
+    np.testing.assert_array_equal(indices, [[0, 0], [0, 1]])
+    assert list(values) == [b"knit", b"big"]
+    np.testing.assert_array_equal(shape, [2, 2])
+    np.testing.assert_array_equal(dense, [[1.0, 2.0], [3.0, 4.0]])
+    # One record (a scalar) gives outputs without the batch dimension.
+    outs = apply_op("ParseExampleV2", serialized=records[0], names=[], sparse_keys=["kw"],
+                    dense_keys=["x"], ragged_keys=tf.constant([], tf.string),
+                    dense_defaults=[tf.constant([], tf.float32)], num_sparse=1,
+                    sparse_types=(tf.string,), dense_shapes=(tf.TensorShape([2]),))
+    with tf.Session() as sess:
+        indices, values, shape, dense = sess.run(outs[:4])
+    np.testing.assert_array_equal(indices, [[0], [1]])
+    np.testing.assert_array_equal(shape, [2])
+    np.testing.assert_array_equal(dense, [1.0, 2.0])

@@ -41,6 +41,32 @@ def shape_n(input, out_type=_dtypes.int32, name=None):  # noqa: A002
     return apply_op("ShapeN", name=name, input=list(input), out_type=out_type)
 
 
+# -- ConcatOffset (ConcatV2's gradient in graphs TensorFlow wrote) ----------------------------
+def _concat_offset_lower(concat_dim, *shapes):
+    # Offsets of each input along concat_dim in the concatenation; 0 on other dims.
+    axis = int(np.asarray(concat_dim))
+    rank = shapes[0].shape[0]
+    if not -rank <= axis < rank:  # TF's kernel: a negative axis counts from the end
+        raise kernel_error(f"Concat dim is out of range: {axis} vs. {rank}")
+    axis %= rank
+    for i, s in enumerate(shapes[1:], 1):
+        if s.shape[0] != rank:
+            raise kernel_error(f"input {i} should contain {rank} elements, but got "
+                               f"{s.shape[0]}")
+    sizes = jnp.stack([s[axis] for s in shapes])
+    starts = jnp.cumsum(sizes) - sizes
+    return [jnp.zeros(rank, s.dtype).at[axis].set(start.astype(s.dtype))
+            for s, start in zip(shapes, starts)]
+
+
+register(OpDef(
+    "ConcatOffset", inputs=("concat_dim: int32", "shape: N * shape_type"),
+    outputs=("offset: N * shape_type",), attrs={"shape_type": (_dtypes.int32, _dtypes.int64)},
+    shape=lambda op: [with_rank(t.shape, 1) for t in op.inputs[1:]],
+    lower=_concat_offset_lower, not_differentiable=True,
+    type_defaults={"shape_type": _dtypes.int32}))
+
+
 # -- BroadcastArgs / broadcast_static_shape --------------------------------------------------
 def _broadcast_args_shape(op):
     x, y = (with_rank(t.shape, 1) for t in op.inputs)

@@ -52,7 +52,7 @@ def _pair(op, gx, gy):
 
 
 # -- binary arithmetic --------------------------------------------------------------------
-@register_gradient("Add")
+@register_gradient("Add", "AddV2")
 def add_grad(op, grad):
     return _pair(op, grad, grad)
 

@@ -115,6 +115,8 @@ def _polygamma(a, x):
 # Gradients follow TF1's math_grad.py; math_grads.py attaches them (they are built
 # with wrappers of other families, which sit above this module).
 _binary("Add", jnp.add, ADD_TYPES)
+# What TF 2.x's graph code writes for `x + y` (TF 1.15 wrote Add): the same sum, no strings.
+_binary("AddV2", jnp.add, ADD_TYPES)
 _binary("Sub", jnp.subtract, BINARY_MORE)
 _binary("Mul", jnp.multiply, BINARY_MORE)
 _binary("RealDiv", lambda x, y: _trunc_div(x, y) if _is_int(x) else x / y, BINARY_MORE)

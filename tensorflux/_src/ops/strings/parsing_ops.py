@@ -33,6 +33,7 @@ import re
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.operation import Tensor
@@ -411,6 +412,61 @@ register(OpDef(
              "sparse_shapes: Nsparse * int64", "dense_values: list(Tdense)"),
     attrs={"sparse_types": REQUIRED, "dense_shapes": REQUIRED},
     shape=_parse_example_shape, host=_parse_example_kernel, not_differentiable=True,
+))
+
+
+# -- ParseExampleV2 (what TF 2.x's graph code writes for tf.io.parse_example) ---------------
+def _parse_example_v2_kernel(serialized, names, sparse_keys, dense_keys, ragged_keys,
+                             *defaults, num_sparse, sparse_types, dense_shapes):
+    if ragged_keys.size:
+        raise errors.UnimplementedError(
+            None, None, f"ParseExampleV2 with ragged_keys {ragged_keys.tolist()} is not "
+                        f"supported; parse them as sparse (VarLenFeature) features instead")
+    if sparse_keys.size != num_sparse:
+        raise kernel_error(f"Expected len(sparse_keys) == num_sparse, but got: "
+                           f"{sparse_keys.size} vs. {num_sparse}")
+    if dense_keys.size != len(defaults):
+        raise kernel_error(f"Expected len(dense_keys) == len(dense_defaults), but got: "
+                           f"{dense_keys.size} vs. {len(defaults)}")
+    single = serialized.ndim == 0  # a scalar: outputs without the batch dimension
+    if serialized.ndim > 1:
+        raise kernel_error(f"Expected serialized to be a scalar or vector, got shape: "
+                           f"{dims_str(serialized.shape)}")
+    keys = [np.asarray(k, dtype=object) for k in list(sparse_keys) + list(dense_keys)]
+    outs = _parse_example_kernel(serialized.reshape(-1), names.reshape(-1), *keys, *defaults,
+                                 Nsparse=num_sparse, Ndense=len(defaults),
+                                 sparse_types=sparse_types, dense_shapes=dense_shapes)
+    if single:
+        n = num_sparse
+        outs = ([ix[:, 1:] for ix in outs[:n]] + outs[n:2 * n]
+                + [shape[1:] for shape in outs[2 * n:3 * n]] + [d[0] for d in outs[3 * n:]])
+    return outs
+
+
+def _parse_example_v2_shape(op):
+    n_sparse = op.get_attr("num_sparse")
+    batch_shape = op.inputs[0].shape
+    if batch_shape.ndims is not None and batch_shape.ndims > 1:
+        raise ValueError(f"Shape must be at most rank 1 but is rank {batch_shape.ndims} for "
+                         f"'{{node ParseExampleV2}}'")
+    rank = batch_shape.ndims  # 0 or 1 (None: unknown)
+    dense = [batch_shape.concatenate(s) for s in op.get_attr("dense_shapes")]
+    index_width = None if rank is None else rank + 1
+    return ([TensorShape([None, index_width])] * n_sparse + [TensorShape([None])] * n_sparse
+            + [TensorShape([index_width])] * n_sparse + dense)
+
+
+register(OpDef(
+    "ParseExampleV2",
+    inputs=("serialized: string", "names: string", "sparse_keys: string",
+            "dense_keys: string", "ragged_keys: string", "dense_defaults: list(Tdense)"),
+    outputs=("sparse_indices: num_sparse * int64", "sparse_values: list(sparse_types)",
+             "sparse_shapes: num_sparse * int64", "dense_values: list(Tdense)",
+             "ragged_values: list(ragged_value_types)",
+             "ragged_row_splits: list(ragged_split_types)"),
+    attrs={"num_sparse": REQUIRED, "sparse_types": REQUIRED, "dense_shapes": REQUIRED,
+           "ragged_value_types": (), "ragged_split_types": ()},
+    shape=_parse_example_v2_shape, host=_parse_example_v2_kernel, not_differentiable=True,
 ))
 
 
