@@ -204,6 +204,7 @@ from tensorflux._src.data.type_specs import OptionalSpec  # noqa: E402,F401
 
 # Files and strings: the rest of tf.io, tf.strings and tf.audio.
 from tensorflux._src.io.readers import LMDBReader  # noqa: F401,E402
+from tensorflux._src.io import checkpoint_ops  # noqa: F401,E402 - SaveV2/RestoreV2 records
 from tensorflux._src.ops.strings.hash_ops import *  # noqa: F401,F403,E402
 from tensorflux._src.ops.strings.regex_ops import regex_replace  # noqa: F401,E402
 from tensorflux._src.ops.strings.text_ops import (  # noqa: F401,E402
