@@ -311,3 +311,18 @@ def test_errors(proto):
         tf.io.encode_proto(ones, [np.ones(2, np.int32)], ["int32_value"], "tfxp.TestValue")
     with pytest.raises(TypeError, match="Expected list for 'field_names'"):
         tf.io.decode_proto([good], "tfxp.TestValue", "int64_value", [tf.int64])
+
+
+def test_local_source_finds_tensorflows_own_messages():
+    # "local://" holds the messages linked into the binary; TF's own are among them.
+    example = tf.train.Example(features=tf.train.Features(feature={
+        "x": tf.train.Feature(int64_list=tf.train.Int64List(value=[3, -4]))}))
+    features = tf.io.decode_proto([example.SerializeToString()], "tensorflow.Example",
+                                  ["features"], [tf.string])
+    with tf.Session() as sess:
+        sizes, (raw,) = sess.run(features)
+    np.testing.assert_array_equal(sizes, [[1]])
+    # Features { map<string, Feature> feature = 1 }: one entry, key "x", value the
+    # Feature with int64_list {3, -4} as ten-byte two's-complement varints.
+    entry = b"\x0a\x01x" + b"\x12\x0f\x1a\x0d\x0a\x0b\x03" + b"\xfc" + b"\xff" * 8 + b"\x01"
+    assert raw[0, 0] == b"\x0a" + bytes([len(entry)]) + entry

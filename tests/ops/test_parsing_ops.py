@@ -18,7 +18,9 @@ train = tf.train
 def _feature(values):
     """An Int64List for ints, FloatList for floats, BytesList for bytes/str."""
     if all(isinstance(v, (bytes, str)) for v in values) and values:
-        return train.Feature(bytes_list=train.BytesList(value=values))
+        # protobuf's bytes fields take bytes only, as in TF; the tests write str for short.
+        return train.Feature(bytes_list=train.BytesList(
+            value=[v.encode() if isinstance(v, str) else v for v in values]))
     if any(isinstance(v, float) for v in values):
         return train.Feature(float_list=train.FloatList(value=values))
     return train.Feature(int64_list=train.Int64List(value=values))

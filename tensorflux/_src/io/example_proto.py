@@ -1,7 +1,7 @@
 """`tf.train.Example` and `tf.train.SequenceExample`: TF's record format for input data.
 
-The messages are protowire tables with the field numbers of TensorFlow's
-core/example/feature.proto and example.proto, so their bytes are those TF writes:
+The messages are protobuf classes (framework/proto/example.proto) with the field
+numbers of TensorFlow's core/example/feature.proto and example.proto:
 
     Example          { Features features = 1; }
     SequenceExample  { Features context = 1; FeatureLists feature_lists = 2; }
@@ -12,9 +12,8 @@ core/example/feature.proto and example.proto, so their bytes are those TF writes
     FeatureList      { repeated Feature feature = 1; }
     FeatureLists     { map<string, FeatureList> feature_list = 1; }
 
-Float and int64 lists are written packed (proto3's rule, and TF's `[packed = true]`);
-the parsers accept unpacked lists too. Map entries are written sorted by key, as
-protobuf's deterministic serialization does.
+Float and int64 lists are written packed (TF's `[packed = true]`); the parsers accept
+unpacked lists too.
 
 `read_feature_map` is the parsing ops' fast path: it decodes only the feature map of a
 serialized Example, without building message objects (parsing_ops.py calls it for every
@@ -25,55 +24,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorflux._src.framework.protos import (  # noqa: F401 - re-exported
+    BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List,
+    SequenceExample,
+)
 from tensorflux._src.framework.protowire import (
-    I32, LEN, VARINT, DecodeError, Field, Message, decode_varint, iter_fields,
+    I32, LEN, VARINT, DecodeError, decode_varint, iter_fields,
 )
 
 __all__ = ["BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features",
            "FloatList", "Int64List", "SequenceExample"]
-
-
-class BytesList(Message):
-    FIELDS = (Field(1, "value", "bytes", repeated=True),)
-
-
-class FloatList(Message):
-    FIELDS = (Field(1, "value", "float", repeated=True),)
-
-
-class Int64List(Message):
-    FIELDS = (Field(1, "value", "int64", repeated=True),)
-
-
-class Feature(Message):
-    FIELDS = (
-        Field(1, "bytes_list", "message", oneof="kind", message=lambda: BytesList),
-        Field(2, "float_list", "message", oneof="kind", message=lambda: FloatList),
-        Field(3, "int64_list", "message", oneof="kind", message=lambda: Int64List),
-    )
-
-
-class Features(Message):
-    FIELDS = (Field(1, "feature", "map", map_key="string", message=lambda: Feature),)
-
-
-class FeatureList(Message):
-    FIELDS = (Field(1, "feature", "message", repeated=True, message=lambda: Feature),)
-
-
-class FeatureLists(Message):
-    FIELDS = (Field(1, "feature_list", "map", map_key="string", message=lambda: FeatureList),)
-
-
-class Example(Message):
-    FIELDS = (Field(1, "features", "message", message=lambda: Features),)
-
-
-class SequenceExample(Message):
-    FIELDS = (
-        Field(1, "context", "message", message=lambda: Features),
-        Field(2, "feature_lists", "message", message=lambda: FeatureLists),
-    )
 
 
 # -- fast path for the parsing ops ---------------------------------------------------------

@@ -1,9 +1,10 @@
 """Protocol buffer messages of any type to and from tensors, for tf.io.decode_proto and
 tf.io.encode_proto (TF's decode_proto_op.cc / encode_proto_op.cc and util/proto/).
 
-Descriptors come from the `protobuf` package (an optional dependency, imported on first
-use): `descriptor_source` "local://" (or "") is protobuf's default pool, the messages of
-every `_pb2` module the program imported (TF: the C++ protos linked into the binary);
+Descriptors come from the `protobuf` package: `descriptor_source` "local://" (or "") is
+protobuf's default pool, the messages of every `_pb2` module the program imported, and
+then tensorflux's own TF messages (tensorflow.Example, tensorflow.GraphDef...; TF: the
+C++ protos linked into the binary);
 a path names a file holding a serialized FileDescriptorSet; "bytes://<set>" holds one.
 
 The wire format is read and written here, field by field as TF's kernels do, so TF's
@@ -20,8 +21,10 @@ import struct
 import threading
 
 import numpy as np
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
 
 from tensorflux._src.framework import dtypes, errors
+from tensorflux._src.framework import proto as tf_protos
 from tensorflux._src.framework.protowire import encode_varint
 
 _VARINT, _I64, _LEN, _SGROUP, _EGROUP, _I32 = 0, 1, 2, 3, 4, 5
@@ -88,15 +91,6 @@ def _invalid(text):
 
 # -- descriptors -------------------------------------------------------------------------------
 def _protobuf():
-    try:
-        from google.protobuf import (  # noqa: PLC0415 - optional, loaded on first use
-            descriptor_pb2, descriptor_pool, message_factory, text_format,
-        )
-    except ImportError:
-        raise errors.UnimplementedError(
-            None, None, "decode_proto and encode_proto need the protobuf package, an "
-                        "optional dependency: pip install 'tensorflux[protos]' (or "
-                        "protobuf)") from None
     return descriptor_pb2, descriptor_pool, message_factory, text_format
 
 
@@ -151,10 +145,15 @@ def descriptor_pool_for(source):
 
 
 def message_descriptor(pool, message_type):
-    try:
-        return pool.FindMessageTypeByName(message_type)
-    except KeyError:
-        raise _invalid(f"No descriptor found for message type {message_type}") from None
+    pools = [pool]
+    if pool is descriptor_pool.Default():  # "local://": TF's own messages are linked in
+        pools.append(tf_protos.pool())
+    for candidate in pools:
+        try:
+            return candidate.FindMessageTypeByName(message_type)
+        except KeyError:
+            pass
+    raise _invalid(f"No descriptor found for message type {message_type}")
 
 
 def find_field(pool, desc, name, message_type, extensions=True):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from tensorflux._src.framework import protowire
+from google.protobuf import text_format
+
 from tensorflux._src.train import atomic_write
 
 
@@ -29,9 +30,5 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True):
 
 
 def message_to_text(message) -> str:
-    """protobuf's text format of a message: `google.protobuf.text_format` for the
-    protobuf package's classes, protowire's own writer for its table messages."""
-    if isinstance(message, protowire.Message):
-        return protowire.text_format(message)
-    from google.protobuf import text_format  # protobuf: needed only for its messages
+    """protobuf's text format of a message (what TF's write_graph writes)."""
     return text_format.MessageToString(message)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from tensorflux._src.framework.protowire import Field, Message
+from tensorflux._src.framework import protos
 
 __all__ = ["Timeline", "run_metadata_proto"]
 
@@ -75,31 +75,12 @@ class Timeline:
             return None
 
 
-# step_stats.proto / config.proto's RunMetadata, as far as the run records them.
-class _NodeExecStats(Message):
-    FIELDS = (Field(1, "node_name", "string"), Field(2, "all_start_micros", "int64"),
-              Field(5, "all_end_rel_micros", "int64"), Field(8, "timeline_label", "string"))
-
-
-class _DeviceStepStats(Message):
-    FIELDS = (Field(1, "device", "string"),
-              Field(2, "node_stats", "message", repeated=True, message=lambda: _NodeExecStats))
-
-
-class _StepStats(Message):
-    FIELDS = (Field(1, "dev_stats", "message", repeated=True, message=lambda: _DeviceStepStats),)
-
-
-class _RunMetadata(Message):
-    FIELDS = (Field(1, "step_stats", "message", message=lambda: _StepStats),)
-
-
 def run_metadata_proto(run_metadata):
     """`tf.RunMetadata` as TF's RunMetadata message (its step stats), which
     FileWriter.add_run_metadata serializes into the event file."""
-    return _RunMetadata(step_stats=_StepStats(dev_stats=[
-        _DeviceStepStats(device=d.device, node_stats=[
-            _NodeExecStats(node_name=n.node_name, all_start_micros=n.all_start_micros,
-                           all_end_rel_micros=n.all_end_rel_micros,
-                           timeline_label=n.timeline_label) for n in d.node_stats])
+    return protos.RunMetadataProto(step_stats=protos.StepStats(dev_stats=[
+        protos.DeviceStepStats(device=d.device, node_stats=[
+            protos.NodeExecStats(node_name=n.node_name, all_start_micros=n.all_start_micros,
+                                 all_end_rel_micros=n.all_end_rel_micros,
+                                 timeline_label=n.timeline_label) for n in d.node_stats])
         for d in run_metadata.step_stats.dev_stats]))
