@@ -20,6 +20,8 @@ registry lacks is named in one error rather than the first only.
 
 from __future__ import annotations
 
+import contextlib
+
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape, tensor_util
@@ -30,7 +32,7 @@ from tensorflux._src.ops.registry import REQUIRED, all_ops
 
 
 def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
-                     op_dict=None, producer_op_list=None):  # noqa: ARG001 - TF's signature
+                     op_dict=None, producer_op_list=None):
     """Imports `graph_def` into the default graph; returns the ops and tensors named by
     `return_elements` (None when it is None)."""
     graph_def = _as_graph_def(graph_def)
@@ -68,7 +70,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     return [_return_element(x, built, nodes) for x in return_elements]
 
 
-class _no_scope:  # noqa: N801 - a context manager used like `name_scope`
+class _no_scope:  # a context manager used like `name_scope`
     """`name=""`: no prefix, names kept as they are (TF uniquifies clashes; so do we
     not: a clash raises, as creating an op with a used name does)."""
 
@@ -113,7 +115,7 @@ def _check_op_types(node_defs, registry):
         if node.op not in registry:
             missing.setdefault(node.op, []).append(node.name)
     if missing:
-        first = sorted(missing)[0]
+        first = min(missing)
         listed = "; ".join(f"{op} (nodes: {', '.join(names[:5])}"
                            f"{', ...' if len(names) > 5 else ''})"
                            for op, names in sorted(missing.items()))
@@ -170,7 +172,8 @@ def _canonical_input_map(input_map, name):
     for key, value in input_map.items():
         key = _as_str(key)
         if not key.startswith("^"):
-            key = "%s:%d" % _parse_tensor_name(key)
+            src, index = _parse_tensor_name(key)
+            key = f"{src}:{index}"
             if not isinstance(value, Tensor):
                 if name == "":
                     raise ValueError(
@@ -228,7 +231,7 @@ def _import_node(graph, node, prefix, registry, built, mapped):
     kwargs = _input_kwargs(node, record, data)
     kwargs.update(_attr_kwargs(node, record))
     full_name = prefix + node.name
-    with graph.device(node.device) if node.device else _nothing():
+    with graph.device(node.device) if node.device else contextlib.nullcontext():
         try:
             out = apply_op(node.op, name=full_name + "/", **kwargs)
         except (TypeError, ValueError) as e:
@@ -240,14 +243,6 @@ def _import_node(graph, node, prefix, registry, built, mapped):
     for control in controls:
         op._add_control_input(control)
     return op
-
-
-class _nothing:  # noqa: N801
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _input_kwargs(node, record, data):

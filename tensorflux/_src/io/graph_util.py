@@ -9,7 +9,7 @@ from __future__ import annotations
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import protos, tensor_util
 from tensorflux._src.framework.operation import Operation
-from tensorflux._src.io.graph_def_import import import_graph_def  # noqa: F401 (tf.graph_util's)
+from tensorflux._src.io.graph_def_import import import_graph_def  # tf.graph_util's too
 from tensorflux._src.platform import tf_logging as logging
 
 # graph_util_impl's _VARIABLE_OPS: ops that must_run_on_cpu pins with the variables.
@@ -193,7 +193,7 @@ def remove_training_nodes(input_graph, protected_nodes=None):
 
 
 def _strip_control(text):
-    return text[1:] if text.startswith("^") else text
+    return text.removeprefix("^")
 
 
 __all__ = ["convert_variables_to_constants", "extract_sub_graph", "import_graph_def",
