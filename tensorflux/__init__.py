@@ -242,6 +242,12 @@ from tensorflux._src.runtime.batch_function import (  # noqa: E402,F401
 from tensorflux._src.framework.protos import (  # noqa: E402,F401
     Event, HistogramProto, LogMessage, SessionLog, Summary, SummaryMetadata,
 )
+# GraphDef interchange: the messages, tf.import_graph_def and tf.graph_util.
+from tensorflux._src.framework.protos import (  # noqa: E402,F401
+    AttrValue, GraphDef, NameAttrList, NodeDef,
+)
+from tensorflux._src.io.graph_def_import import import_graph_def  # noqa: E402,F401
+from tensorflux import graph_util  # noqa: E402,F401
 from tensorflux import (  # noqa: E402,F401
     debugging, io, layers, losses, math, metrics, nn, python_io, random, regularizers,
     strings, summary, train,

@@ -43,3 +43,6 @@ from tensorflux._src.ops.strings.proto_ops import decode_proto, encode_proto  # 
 # Training utilities: match_filenames_once, PriorityQueue.
 from tensorflux._src.queues.data_flow_ops import PriorityQueue  # noqa: F401,E402
 from tensorflux._src.io.matching_files import match_filenames_once  # noqa: F401,E402
+
+# GraphDefs to files (TF 1.15 exports write_graph under tf.train and tf.io).
+from tensorflux._src.io.write_graph import write_graph  # noqa: F401,E402

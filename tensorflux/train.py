@@ -61,3 +61,6 @@ from tensorflux._src.train.tracking import (  # noqa: F401,E402
 from tensorflux._src.ops.state.sdca_ops import (  # noqa: F401,E402
     sdca_fprint, sdca_optimizer, sdca_shrink_l1,
 )
+
+# GraphDefs to files (TF 1.15 exports write_graph under tf.train and tf.io).
+from tensorflux._src.io.write_graph import write_graph  # noqa: F401,E402

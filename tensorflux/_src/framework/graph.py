@@ -90,13 +90,12 @@ class Graph:
         self._seed = seed
 
     def as_graph_def(self, from_version=None, add_shapes=False):
-        """The graph as TF's GraphDef: every op as a NodeDef (name, op type, inputs,
-        device, the attrs that have a GraphDef form) and the graph's versions.
-        Control-flow bodies and Python-valued attrs are not written."""
+        """The graph as TF's GraphDef: every op as a NodeDef (name, TF op type, inputs,
+        device, attrs under TF's names) and the graph's versions, importable by
+        TensorFlow. Attrs with no GraphDef form (control-flow bodies, Python values) are
+        left out; `io.graph_def.graph_def(graph, strict=True)` refuses them instead."""
         from tensorflux._src.io.graph_def import graph_def  # formats sit above
-        out = graph_def(self, add_shapes=add_shapes)
-        out.versions.CopyFrom(self.graph_def_versions)
-        return out
+        return graph_def(self, add_shapes=add_shapes)
 
     @property
     def graph_def_versions(self):

@@ -1,14 +1,26 @@
-"""A Graph as TF's `GraphDef` protocol buffer, for TensorBoard's graph dashboard.
+"""A Graph as TF's `GraphDef` protocol buffer, importable by TensorFlow.
 
-`graph_def(graph, add_shapes=True)` returns a `protos.GraphDef` with one NodeDef per
-op: name, op type, inputs in NodeDef notation (`x`, `x:1`, `^control`), device and
-attrs. With `add_shapes` each node also gets TF's `_output_shapes` attr (what
-`Graph.as_graph_def(add_shapes=True)` adds, and what TensorBoard draws on edges).
+`graph_def(graph, add_shapes=False, strict=False)` returns a `protos.GraphDef` with
+one NodeDef per op: name, op type (the registry uses TF's op type names), inputs in
+NodeDef notation (`x`, `x:1`, `^control`), device, attrs under TF's names and the
+graph's versions. With `add_shapes` each node also gets TF's `_output_shapes` attr
+(what TensorBoard draws on edges).
 
 Attr values map to AttrValue as TF stores them: dtypes to `type`, TensorShapes to
 `shape`, arrays (Const values) to `tensor`, Python scalars to `i`/`f`/`b`/`s`, lists
-to `list`. Attrs with no GraphDef form (control-flow bodies, Python callables) are
-left out: the graph is for display, not for re-import.
+to `list`. Attrs a tensorflux record carries that TF's OpDef for the op lacks (ours
+for bookkeeping, `_NOT_IN_TF` below) are left out; attrs TF has and we lack all have
+defaults in TF's OpDefs, which TF's importer fills in.
+
+Some ops have no GraphDef form: functional control flow, whose bodies are Python
+objects here (TF keeps them in a FunctionDefLibrary), and ops whose attrs hold Python
+values (py_func, datasets). For display (TensorBoard, `Graph.as_graph_def()`) their
+inexpressible attrs are left out; with `strict=True` (freezing, anything meant for
+TensorFlow) a ValueError names every such node.
+
+The messages are built with the protobuf message API only (CopyFrom for
+sub-messages, bytes for `s`), so the same code serves protowire's tables and the
+`protobuf` package's classes.
 """
 
 from __future__ import annotations
@@ -16,47 +28,103 @@ from __future__ import annotations
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework import tensor_shape
-from tensorflux._src.framework import protos, tensor_util
+from tensorflux._src.framework import protos, tensor_shape, tensor_util, versions
+
+# Attrs of tensorflux records with no counterpart in TF's OpDef of the same op:
+# bookkeeping for our kernels. Names listed under "*" are dropped from every op.
+_NOT_IN_TF = {
+    "*": frozenset({"node_name", "_ta_info"}),
+    "Assert": frozenset({"string_data"}),
+    "Print": frozenset({"string_data"}),
+}
+# Ops that exist only in tensorflux (TF builds these from other ops or functions).
+_TENSORFLUX_ONLY_PREFIX = "_"
 
 
-def graph_def(graph, add_shapes: bool = True) -> protos.GraphDef:
+class NotExpressible(ValueError):
+    """An op or attr value with no GraphDef form."""
+
+
+def graph_def(graph, add_shapes: bool = False, strict: bool = False,
+              ops=None) -> protos.GraphDef:
+    """The GraphDef of `graph` (or of `ops`, a subset of its ops in graph order)."""
     out = protos.GraphDef()
-    for op in graph.get_operations():
-        out.node.append(_node_def(op, add_shapes))
+    problems = []
+    for op in (graph.get_operations() if ops is None else ops):
+        node, bad = node_def(op, add_shapes)
+        if bad:
+            problems.append(f"'{op.name}' (op: '{op.type}'): {bad}")
+        out.node.append(node)
+    if strict and problems:
+        raise NotExpressible(
+            "Cannot express these ops in a GraphDef TensorFlow can import: "
+            + "; ".join(problems))
+    out.versions.CopyFrom(protos.VersionDef(
+        producer=versions.GRAPH_DEF_VERSION,
+        min_consumer=versions.GRAPH_DEF_VERSION_MIN_CONSUMER))
     return out
 
 
-def _node_def(op, add_shapes: bool) -> protos.NodeDef:
-    view = op.node_def  # NodeDef notation for inputs, canonical device
-    node = protos.NodeDef(name=view.name, op=view.op, input=list(view.input),
-                          device=view.device)
-    for key, value in view.attr.items():
-        attr = attr_value(value)
-        if attr is not None:
-            node.attr[key].CopyFrom(attr)
+def node_def(op, add_shapes: bool = False):
+    """(NodeDef of `op`, text saying what has no GraphDef form or "")."""
+    node = protos.NodeDef(name=op.name, op=op.type)
+    node.input.extend(t._as_node_def_input() for t in op.inputs)
+    node.input.extend("^" + c.name for c in op.control_inputs)
+    if op.device:
+        node.device = op.device
+    bad = []
+    if op.type.startswith(_TENSORFLUX_ONLY_PREFIX) or op.op_def.functional:
+        bad.append("a tensorflux-only op with no TensorFlow counterpart"
+                   if not op.op_def.functional else
+                   "functional control flow (its bodies are Python objects, not "
+                   "FunctionDefs)")
+    dropped = _NOT_IN_TF["*"] | _NOT_IN_TF.get(op.type, frozenset())
+    for key in sorted(op._attrs):
+        if key in dropped:
+            continue
+        attr = attr_value(op._attrs[key])
+        if attr is None:
+            bad.append(f"attr '{key}' holds {type(op._attrs[key]).__name__}, which has no "
+                       f"AttrValue form")
+            continue
+        node.attr[key].CopyFrom(attr)
+    if op._colocation_groups:
+        node.attr["_class"].CopyFrom(_list_attr(list(op._colocation_groups)))
     if add_shapes:
-        node.attr["_output_shapes"].CopyFrom(protos.AttrValue(list=protos.AttrValue.ListValue(
-            shape=[protos.shape_proto(t.shape) for t in op.outputs])))
-    return node
+        listed = protos.AttrValue.ListValue()
+        listed.shape.extend(protos.shape_proto(t.shape) for t in op.outputs)
+        node.attr["_output_shapes"].CopyFrom(protos.AttrValue(list=listed))
+    return node, ", ".join(bad)
 
 
 def attr_value(value):
     """The AttrValue for one op attr, or None when it has no GraphDef form."""
     scalar = _scalar_attr(value)
     if scalar is not None:
-        return protos.AttrValue(**scalar)
+        return _make_attr(scalar)
     if isinstance(value, np.ndarray):
-        return protos.AttrValue(tensor=tensor_util.make_tensor_proto(value))
+        out = protos.AttrValue()
+        out.tensor.CopyFrom(tensor_util.make_tensor_proto(value))
+        return out
     if isinstance(value, (list, tuple)):
         return _list_attr(value)
     return None
 
 
+def _make_attr(scalar):
+    ((name, value),) = scalar.items()
+    out = protos.AttrValue()
+    if name == "shape":
+        out.shape.CopyFrom(value)
+    else:
+        setattr(out, name, value)
+    return out
+
+
 def _scalar_attr(value):
     """{field: value} for a dtype, shape or Python/numpy scalar attr; None otherwise."""
     if isinstance(value, _dtypes.DType):
-        return {"type": value.as_datatype_enum}
+        return {"type": value.base_dtype.as_datatype_enum}
     if isinstance(value, tensor_shape.TensorShape):
         return {"shape": protos.shape_proto(value)}
     if isinstance(value, (bool, np.bool_)):
@@ -65,7 +133,9 @@ def _scalar_attr(value):
         return {"i": int(value)}
     if isinstance(value, (float, np.floating)):
         return {"f": float(value)}
-    if isinstance(value, (str, bytes)):
+    if isinstance(value, str):
+        return {"s": value.encode("utf-8")}
+    if isinstance(value, bytes):
         return {"s": value}
     return None
 
@@ -82,4 +152,6 @@ def _list_attr(values):
     if names:
         (name,) = names
         getattr(listed, name).extend(f[name] for f in fields)
-    return protos.AttrValue(list=listed)
+    out = protos.AttrValue()
+    out.list.CopyFrom(listed)
+    return out
