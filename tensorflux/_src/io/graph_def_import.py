@@ -27,6 +27,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape, tensor_util
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
+from tensorflux._src.io import resource_variables
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.registry import REQUIRED, all_ops
 
@@ -35,7 +36,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
                      op_dict=None, producer_op_list=None):
     """Imports `graph_def` into the default graph; returns the ops and tensors named by
     `return_elements` (None when it is None)."""
-    graph_def = _as_graph_def(graph_def)
+    graph_def = resource_variables.as_ref_variables(_as_graph_def(graph_def))
     if input_map is None:
         input_map = {}
     elif not (isinstance(input_map, dict)
