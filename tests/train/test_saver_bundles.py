@@ -104,9 +104,9 @@ def test_partitioned_checkpoint_restores_into_other_partitionings(tmp_path):
 
 def test_sharded_saver_writes_one_data_file_per_device(tmp_path):
     with tf.device("/job:ps/task:1"):
-        b = tf.Variable(np.float32(2.5), name="b")
+        tf.Variable(np.float32(2.5), name="b")
     with tf.device("/job:ps/task:0"):
-        a = tf.Variable(np.arange(3, dtype=np.int64), name="a")
+        tf.Variable(np.arange(3, dtype=np.int64), name="a")
     parts = []
     for i in range(2):  # one part of `p/w` on each task, as replica_device_setter places
         with tf.device(f"/job:ps/task:{i}"):
