@@ -4,13 +4,13 @@ MaxShardSizePolicy through tf.train.CheckpointOptions(experimental_sharding_call
 import dataclasses
 import glob
 import os
-import struct
 
 import numpy as np
 import pytest
-from safetensors.numpy import load_file
 
 import tensorflux as tf
+from tensorflux._src.framework.protos import BundleEntryProto, BundleHeaderProto
+from tensorflux._src.io import tensor_bundle
 
 _KEY = "/.ATTRIBUTES/VARIABLE_VALUE"
 
@@ -23,12 +23,26 @@ def _data_files(prefix):
     return sorted(glob.glob(prefix + ".data-*"))
 
 
-def _payload(path):
-    """(bytes of tensor data, bytes of safetensors header) of one data file."""
-    arrays = load_file(path)
-    with open(path, "rb") as f:
-        header = 8 + struct.unpack("<Q", f.read(8))[0]
-    return sum(a.nbytes for a in arrays.values()), header
+def _contents(prefix):
+    """Per data file, [(tensor name, bytes)] of what it holds, read from TF's index (a
+    slice's entry is keyed by TF's OrderedCode of the name and extents)."""
+    with open(prefix + ".index", "rb") as f:
+        items = tensor_bundle.read_table(f.read(), prefix)
+    header = BundleHeaderProto.FromString(items[0][1])
+    entries = {key: BundleEntryProto.FromString(value) for key, value in items[1:]}
+    names = {}
+    for key, entry in entries.items():
+        if key[:1] != b"\0":
+            names[key] = key.decode()
+        for piece in entry.slices:
+            starts = [e.start for e in piece.extent]
+            lengths = [e.length if e.HasField("length") else -1 for e in piece.extent]
+            names[tensor_bundle.slice_key(key.decode(), starts, lengths)] = key.decode()
+    files = [[] for _ in range(header.num_shards)]
+    for key, entry in entries.items():
+        if not entry.slices:
+            files[entry.shard_id].append((names[key], entry.size))
+    return [sorted(f) for f in files]
 
 
 def _restored(path, shapes_dtypes, state_cls=None):
@@ -123,7 +137,7 @@ def test_shard_by_task_policy_writes_one_file_per_task(tmp_path):
     assert [os.path.basename(f) for f in files] == [
         f"ckpt.data-0000{i}-of-00003" for i in range(3)]
     # One file per task, tasks in the order their first tensor comes.
-    assert [sorted(load_file(f)) for f in files] == [
+    assert [[name for name, _ in f] for f in _contents(path)] == [
         ["a" + _KEY, "c" + _KEY], ["b" + _KEY], ["d" + _KEY]]
     restored = _restored(path, {n: (v.shape, v.dtype) for n, v in values.items()})
     for name, value in values.items():
@@ -161,18 +175,20 @@ def test_max_shard_size_policy_splits_big_tensors_and_restores_exactly(tmp_path)
         # The sharding plan is built once: later saves add no ops to the graph.
         assert len(sess.graph.get_operations()) == ops_before
     files = _data_files(path)
-    # Every data byte is written once (the save counter is an int64, the state 20 bytes).
-    total = sum(v.nbytes for v in values.values()) + 8 + 20
-    payloads = [_payload(f) for f in files]
-    assert sum(p for p, _ in payloads) == total
+    # Every data byte is written once (the save counter is an int64, the state a string
+    # of 20 bytes: TF stores its varint length, a 4-byte length checksum, the bytes).
+    total = sum(v.nbytes for v in values.values()) + 8 + 1 + 4 + 20
+    contents = _contents(path)
+    assert len(contents) == len(files)
+    assert sum(size for f in contents for _, size in f) == total
     assert len(files) >= -(-total // max_size)
-    for f, (data_bytes, header_bytes) in zip(files, payloads):
-        # At most max_size bytes of tensor data; the rest of the file is its header
-        # (TF's data files hold no header: their metadata is in the index).
-        assert data_bytes <= max_size
-        assert os.path.getsize(f) == data_bytes + header_bytes
+    for f, held in zip(files, contents):
+        # TF's data files hold only the tensors' bytes (their metadata is in the index):
+        # at most max_size, plus the 5 bytes of framing of the string it may hold.
+        assert os.path.getsize(f) == sum(size for _, size in held)
+        assert sum(size for name, size in held if "py_state" not in name) <= max_size
     # The 180-byte matrix cannot fit one shard: its slices are spread over files.
-    assert sum(any(k.startswith("big" + _KEY) for k in load_file(f)) for f in files) >= 3
+    assert sum(any(name == "big" + _KEY for name, _ in f) for f in contents) >= 3
     shapes = dict(tf.train.list_variables(path))
     assert shapes["big" + _KEY] == [9, 5] and shapes["ints" + _KEY] == [2, 3, 2]
     np.testing.assert_array_equal(tf.train.load_variable(path, "big" + _KEY), values["big"])
@@ -201,11 +217,15 @@ def test_max_shard_size_policy_exact_files(tmp_path):
         sess.run(tf.global_variables_initializer())
         path = ckpt.write(str(tmp_path / "ckpt"), session=sess,
                           options=_options(tf.train.experimental.MaxShardSizePolicy(8)))
-    contents = [list(load_file(f).values()) for f in _data_files(path)]
-    assert len(contents) == 4 and all(len(c) == 1 for c in contents)
-    expected = [[0.0, 1.0], [2.0, 3.0], [[4], [5]], [[6], [7]]]
-    for (got,), want in zip(contents, expected):
-        np.testing.assert_array_equal(got, want)
+    files = _data_files(path)
+    assert [[name for name, _ in f] for f in _contents(path)] == [
+        ["v0" + _KEY], ["v0" + _KEY], ["v1" + _KEY], ["v1" + _KEY]]
+    # Each file holds exactly its slice's little-endian bytes.
+    expected = [np.array([0.0, 1.0], "<f4"), np.array([2.0, 3.0], "<f4"),
+                np.array([[4], [5]], "<i4"), np.array([[6], [7]], "<i4")]
+    for f, want in zip(files, expected):
+        with open(f, "rb") as data:
+            assert data.read() == want.tobytes()
 
 
 class _Broken(tf.train.experimental.ShardingCallback):

@@ -108,16 +108,26 @@ def test_restore_into_a_second_session_of_the_same_graph(tmp_path):
         np.testing.assert_array_equal(other.run(variables["w"]), W + 1)
 
 
-def test_saved_tensors_are_plain_safetensors(tmp_path):
-    from safetensors.numpy import load_file
-
+def test_saved_files_are_tensorflow_v2_bundles(tmp_path):
     sess, _ = trained_session()
     path = tf.train.Saver().save(sess, str(tmp_path / "model.ckpt"), write_meta_graph=False)
-    tensors = load_file(path + ".data-00000-of-00001")
-    assert sorted(tensors) == ["count", "dense/bias", "dense/kernel", "h", "w"]
-    np.testing.assert_array_equal(tensors["w"], W)
-    assert tensors["h"].dtype == ml_dtypes.bfloat16
-    np.testing.assert_array_equal(tensors["h"], H)
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt.data-00000-of-00001",
+                                            "model.ckpt.index"]
+    # TF's data file: each tensor's little-endian bytes back to back, by name.
+    dense = {"dense/bias": BIAS, "dense/kernel": KERNEL}
+    sess_values = dict(dense, count=COUNT, h=H, w=W)
+    expected = b"".join(np.asarray(sess_values[name]).astype(
+        np.asarray(sess_values[name]).dtype.newbyteorder("<")).tobytes()
+        for name in sorted(sess_values))
+    with open(path + ".data-00000-of-00001", "rb") as f:
+        assert f.read() == expected
+    # TF's index: a table ending with the magic number 0xdb4775248b80fb57.
+    with open(path + ".index", "rb") as f:
+        assert f.read()[-8:] == bytes.fromhex("57fb808b247547db")
+    assert sorted(tf.train.list_variables(path)) == [
+        ("count", []), ("dense/bias", [4]), ("dense/kernel", [3, 4]), ("h", [4]),
+        ("w", [2, 3])]
+    assert tf.train.load_variable(path, "h").dtype == ml_dtypes.bfloat16
     assert not os.path.exists(path + ".meta")
 
 
@@ -359,9 +369,12 @@ def test_data_file_from_another_save_is_detected(tmp_path):
     sess.run(v.initializer)
     saver = tf.train.Saver()
     first = saver.save(sess, str(tmp_path / "a"))
+    sess.run(v.assign(W + 1))
     second = saver.save(sess, str(tmp_path / "b"))
     os.replace(first + ".data-00000-of-00001", second + ".data-00000-of-00001")
-    with pytest.raises(tf.errors.DataLossError, match="different save"):
+    # The index's CRC32C of each tensor catches data of another save.
+    with pytest.raises(tf.errors.DataLossError,
+                       match=r"Checksum does not match.*b\.data-00000-of-00001"):
         tf.train.load_variable(second, "w")
 
 

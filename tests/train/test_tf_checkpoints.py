@@ -195,3 +195,69 @@ def test_tensorflow_saver_restores_bundle_written_here(tmp_path):
     np.testing.assert_array_equal(values["dense/kernel/part_1"],
                                   expected_value("dense/kernel")[32:])
     assert values["global_step"] == 3 and values["label"] == b"tensorflux fixture"
+
+
+def _build_fixture_model_in(v1, real_tf):
+    """The fixture's training graph in real TensorFlow (tf.compat.v1), same names."""
+    x = v1.placeholder(real_tf.float32, [None, 8, 8, 1], name="x")
+    y = v1.placeholder(real_tf.int64, [None], name="y")
+    with v1.variable_scope("conv1"):
+        kernel = v1.get_variable("kernel", [3, 3, 1, 4])
+        bias = v1.get_variable("bias", [4], initializer=v1.zeros_initializer())
+    h = real_tf.nn.relu(real_tf.nn.conv2d(x, kernel, [1, 1, 1, 1], "SAME") + bias)
+    h = real_tf.reshape(real_tf.nn.max_pool2d(h, 2, 2, "VALID"), [-1, 64])
+    with v1.variable_scope("dense", partitioner=v1.fixed_size_partitioner(2)):
+        dense_kernel = v1.get_variable("kernel", [64, 3])
+    with v1.variable_scope("dense"):
+        dense_bias = v1.get_variable("bias", [3], initializer=v1.zeros_initializer())
+    logits = real_tf.matmul(h, dense_kernel) + dense_bias
+    loss = real_tf.reduce_mean(
+        real_tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    global_step = v1.train.get_or_create_global_step()
+    v1.Variable(b"", dtype=real_tf.string, name="label", trainable=False)
+    v1.train.AdamOptimizer(0.01).minimize(loss, global_step=global_step)
+
+
+def test_tensorflow_saver_restores_what_tensorflux_saver_writes(tmp_path):
+    """Real TF's Saver restores a checkpoint tensorflux's Saver wrote (Adam slots, a
+    partitioned kernel saved as slices, an int64 global_step, a string variable), and
+    TF's load_checkpoint lists the same names and shapes."""
+    real_tf = pytest.importorskip("tensorflow")
+    v1 = real_tf.compat.v1
+    rng = np.random.RandomState(0)
+    feed_x = rng.rand(5, 8, 8, 1).astype(np.float32)
+    feed_y = rng.randint(0, 3, 5)
+    with tf.Graph().as_default():
+        _build_fixture_model()
+        label = [v for v in tf.global_variables() if v.op.name == "label"][0]
+        train = tf.get_collection(tf.GraphKeys.TRAIN_OP)  # minimize's op, as TF's
+        graph = tf.get_default_graph()
+        x, y = graph.get_tensor_by_name("x:0"), graph.get_tensor_by_name("y:0")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(label.assign(b"written by tensorflux"))
+            for _ in range(3):
+                sess.run(train, {x: feed_x, y: feed_y})
+            ours = sess.run({v.op.name: v for v in tf.global_variables()})
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "model.ckpt"),
+                                           global_step=tf.train.get_global_step())
+        listed = tf.train.list_variables(prefix)
+    assert prefix.endswith("model.ckpt-3") and ours["global_step"] == 3
+    with real_tf.Graph().as_default():
+        _build_fixture_model_in(v1, real_tf)
+        with v1.Session() as sess:
+            v1.train.Saver().restore(sess, prefix)
+            theirs = {v.op.name: sess.run(v) for v in v1.global_variables()}
+    assert sorted(theirs) == sorted(ours)
+    assert "dense/kernel/part_1/Adam" in theirs
+    for name, value in ours.items():
+        np.testing.assert_array_equal(theirs[name], value, err_msg=name)
+    assert theirs["global_step"].dtype == np.int64
+    assert theirs["label"] == b"written by tensorflux"
+    reader = real_tf.train.load_checkpoint(prefix)
+    assert sorted(reader.get_variable_to_shape_map().items()) == \
+        sorted((name, list(shape)) for name, shape in listed)
+    assert reader.get_variable_to_dtype_map()["global_step"] == real_tf.int64
+    np.testing.assert_array_equal(
+        reader.get_tensor("dense/kernel"),
+        np.concatenate([ours["dense/kernel/part_0"], ours["dense/kernel/part_1"]]))

@@ -48,7 +48,8 @@ from tensorflux._src.framework.protos import (BundleEntryProto, BundleHeaderProt
 from tensorflux._src.framework.protowire import DecodeError, decode_varint, encode_varint
 from tensorflux._src.train import atomic_write
 
-__all__ = ["BundleReader", "write_bundle", "is_bundle_index", "index_file", "data_file"]
+__all__ = ["BundleReader", "write_bundle", "write_data_file", "write_index", "merge_entries",
+           "is_bundle_index", "index_file", "data_file"]
 
 TABLE_MAGIC = 0xDB4775248B80FB57
 _FOOTER_SIZE = 48  # two BlockHandles padded to 2 * 20 bytes, then the 8-byte magic
@@ -484,37 +485,72 @@ def write_bundle(prefix, shards):
     """
     prefix = os.fspath(prefix)
     shards = shards or [[]]
-    num_shards = len(shards)
-    entries = {}  # key bytes -> BundleEntryProto
+    entries = {}
     for shard_id, items in enumerate(shards):
-        chunks, offset = [], 0
-        for name, value, part in items:
-            enum, raw, crc = _encode(value)
-            shape = np.shape(value)
-            entry = BundleEntryProto(dtype=enum, shape=_shape_proto(shape), shard_id=shard_id,
-                                     offset=offset, size=len(raw), crc32c=crc)
-            if part is None:
-                key = name.encode("utf-8")
-            else:
-                full_shape, starts = ([int(d) for d in p] for p in part)
-                key = slice_key(name, starts, shape)
-                full = entries.get(name.encode("utf-8"))
-                if full is None:
-                    full = entries[name.encode("utf-8")] = BundleEntryProto(
-                        dtype=enum, shape=_shape_proto(full_shape))
-                elif full.dtype != enum or [d.size for d in full.shape.dim] != full_shape:
-                    raise ValueError(f"Slices of {name} disagree on its dtype or full shape")
-                extents = [TensorSliceProto.Extent(start=s, length=int(n))
-                           for s, n in zip(starts, shape)]
-                full.slices.append(TensorSliceProto(extent=extents))
-            if key in entries:
-                raise ValueError(f"Two tensors saved under the name {name!r}")
-            entries[key] = entry
-            chunks.append(raw)
-            offset += len(raw)
-        atomic_write.write_bytes(data_file(prefix, shard_id, num_shards), b"".join(chunks))
+        merge_entries(entries, write_data_file(prefix, shard_id, len(shards), items))
+    write_index(prefix, len(shards), entries)
+
+
+def write_data_file(prefix, shard_id, num_shards, items):
+    """Writes data file `shard_id` of `num_shards` (atomically) from `items`, (name,
+    value, part) triples as write_bundle takes; returns {index key: BundleEntryProto}
+    of what it holds (for slices, also the full tensor's entry listing them). The
+    bundle is complete once `write_index` has written the merged entries of every file
+    (TF's sharded save: each device writes its part, MergeV2Checkpoints the index)."""
+    prefix = os.fspath(prefix)
+    entries = {}  # key bytes -> BundleEntryProto
+    chunks, offset = [], 0
+    for name, value, part in items:
+        enum, raw, crc = _encode(value)
+        shape = np.shape(value)
+        entry = BundleEntryProto(dtype=enum, shape=_shape_proto(shape), shard_id=shard_id,
+                                 offset=offset, size=len(raw), crc32c=crc)
+        if part is None:
+            key = name.encode("utf-8")
+        else:
+            full_shape, starts = ([int(d) for d in p] for p in part)
+            key = slice_key(name, starts, shape)
+            full = entries.get(name.encode("utf-8"))
+            if full is None:
+                full = entries[name.encode("utf-8")] = BundleEntryProto(
+                    dtype=enum, shape=_shape_proto(full_shape))
+            elif full.dtype != enum or [d.size for d in full.shape.dim] != full_shape:
+                raise ValueError(f"Slices of {name} disagree on its dtype or full shape")
+            extents = [TensorSliceProto.Extent(start=s, length=int(n))
+                       for s, n in zip(starts, shape)]
+            full.slices.append(TensorSliceProto(extent=extents))
+        if key in entries:
+            raise ValueError(f"Two tensors saved under the name {name!r}")
+        entries[key] = entry
+        chunks.append(raw)
+        offset += len(raw)
+    atomic_write.write_bytes(data_file(prefix, shard_id, num_shards), b"".join(chunks))
+    return entries
+
+
+def merge_entries(into, entries):
+    """Adds one data file's entries to `into`: a sliced tensor's full entries are
+    merged (its slices may lie in several files); any other repeated key is an error."""
+    for key, entry in entries.items():
+        known = into.get(key)
+        if known is None:
+            into[key] = entry
+            continue
+        if not (known.slices and entry.slices):
+            raise ValueError(f"Two tensors saved under the name "
+                             f"{key.decode('utf-8', 'replace')!r}")
+        if known.dtype != entry.dtype or known.shape != entry.shape:
+            raise ValueError(f"Slices of {key.decode('utf-8', 'replace')} disagree on its "
+                             f"dtype or full shape")
+        known.slices.extend(entry.slices)
+    return into
+
+
+def write_index(prefix, num_shards, entries):
+    """Writes the index of bundle `prefix` (atomically; the commit point) from
+    {index key: BundleEntryProto} of all its data files."""
     header = BundleHeaderProto(num_shards=num_shards,
                                version=VersionDef(producer=_BUNDLE_VERSION))
     items = [(b"", header.SerializeToString())]
     items += [(key, entries[key].SerializeToString()) for key in sorted(entries)]
-    atomic_write.write_bytes(index_file(prefix), build_table(items))
+    atomic_write.write_bytes(index_file(os.fspath(prefix)), build_table(items))

@@ -5,8 +5,8 @@ not the code that built the model:
 
     export_dir/
       saved_model.json                     the meta graphs (below)
-      variables/variables.data-00000-of-00001   variable values (safetensors, as Saver's)
-      variables/variables.index            dtype/shape of each (checkpoint_format.py)
+      variables/variables.data-00000-of-00001   variable values (TF's V2 tensor bundle,
+      variables/variables.index                 as Saver writes: checkpoint_format.py)
       assets/<file>                        copies of the assets_collection files
 
 saved_model.json is `{"format": "tensorflux.saved_model", "version": 1, "meta_graphs":

@@ -1,44 +1,33 @@
-"""The on-disk checkpoint format: TF's V2 file names, safetensors inside.
+"""The on-disk checkpoint format: TensorFlow's V2 tensor bundle.
 
 A checkpoint with prefix `model.ckpt-100` is
 
-    model.ckpt-100.data-00000-of-00001   the tensors: a safetensors file (one per shard)
-    model.ckpt-100.index                 JSON: each tensor's dtype, shape and shard
+    model.ckpt-100.data-00000-of-00001   the tensors' bytes (one file per shard)
+    model.ckpt-100.index                 TF's table: a BundleHeaderProto, then one
+                                         BundleEntryProto (dtype, shape, shard, offset,
+                                         size, crc32c, slices) per tensor
 
-The names are TF's, so code that tests for `<prefix>.index` (TF's own test for "a V2
-checkpoint exists") or deletes `<prefix>.data-?????-of-?????` keeps working. Each data
-file is a plain safetensors file that `safetensors.numpy.load_file` reads directly,
-keyed by checkpoint name (`dense/kernel`); bfloat16 is stored natively (BF16).
-complex128, which safetensors lacks, is stored as a flat float64 array of (real, imag)
-pairs, and strings (a lookup table's keys) as one uint8 array: each string's length as
-a little-endian uint64, then the strings' bytes; the index records the real dtype and
-shape. The index looks like:
+exactly as TensorFlow writes them (io/tensor_bundle.py has the byte-level details), so
+TF's `tf.train.Saver`, `tf.train.load_checkpoint` and `tf.train.list_variables` read
+what tensorflux writes and the other way round. Every dtype TF checkpoints is stored
+natively (bfloat16, half, complex64/128, bool, int8..uint64, strings).
 
-    {"format": "tensorflux.checkpoint", "version": 1, "save_id": "3f2a...",
-     "num_shards": 1,
-     "tensors": {"dense/kernel": {"dtype": "float32", "shape": [3, 4], "shard": 0}}}
+Writing order: every data shard, then the index, each to a temp file that is fsync'd
+and renamed (atomic_write.py). The index is the commit point: a prefix whose index
+exists is complete, and a write that fails midway leaves the previous checkpoint at the
+same prefix readable (its old index still describes its old data files, which are only
+replaced file by file; a reader checks each tensor's CRC32C, so data of another save
+that slipped under an old index is reported as DataLossError, never read as values).
 
-Writing order: every data shard, then the index, each atomically (atomic_write.py).
-The index is the commit point: a prefix whose index exists is complete. Each save
-stamps a random `save_id` into the index and into every shard's safetensors metadata,
-and a reader checks that they agree, so a shard left by another save to the same prefix
-is reported as DataLossError rather than read as this checkpoint's data.
+A tensor may be stored in slices (a partitioned variable saved by Saver, or a sharding
+callback that splits a large tensor over several data files): its entry keeps the full
+dtype and shape and lists TensorSliceProtos; each slice is an entry of its own under
+TF's OrderedCode key. Readers get the full tensor, reassembled on the host.
 
-A tensor may also be stored in slices (a checkpoint sharding callback splits large
-tensors over several data files, as TF's bundles hold tensor slices): its index entry
-keeps the full dtype and shape and lists the slices instead of one shard,
-
-    "big": {"dtype": "float32", "shape": [6, 4], "slices": [
-        {"offset": [0, 0], "shape": [3, 4], "shard": 0, "key": "big:6 4 0,3:0,4"}, ...]}
-
-each slice stored in its data file under `key` (the name, ":" and TF's slice spec).
-Readers get the full tensor, reassembled on the host the way Saver assembles a
-partitioned variable from its parts.
-
-`CheckpointReader` also reads checkpoints written by TensorFlow (TF's tensor bundle,
-io/tensor_bundle.py): their index is a table ending with TF's magic number rather than
-JSON. An index that does not start like JSON is read as TF's (so a damaged one is
-reported by the table reader). Saver still writes the format above.
+Checkpoints written by earlier tensorflux versions (a safetensors file per shard and a
+JSON index: {"format": "tensorflux.checkpoint", "version": 1, "save_id": ..., "tensors":
+{name: {dtype, shape, shard | slices}}}) are still read: `CheckpointReader` picks the
+reader by the index (TF's table ends with its magic number; the old index is JSON).
 """
 
 from __future__ import annotations
@@ -46,19 +35,18 @@ from __future__ import annotations
 import glob
 import json
 import os
-import uuid
 
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
+from tensorflux._src.framework.protos import BundleEntryProto
 from tensorflux._src.io import tensor_bundle
-from tensorflux._src.train import atomic_write
 
-FORMAT = "tensorflux.checkpoint"
+FORMAT = "tensorflux.checkpoint"  # the JSON index of the old format (read only)
 VERSION = 1
 
-# dtype name -> how it is stored when safetensors has no such dtype.
+# dtype name -> how the old format stored it when safetensors has no such dtype.
 _ENCODINGS = {"complex128": "float64_pairs", "string": "length_prefixed_bytes"}
 
 
@@ -83,14 +71,10 @@ def write(prefix, tensors, shards=None):
     """
     shards = shards or {}
     num_shards = max(shards.values(), default=0) + 1
-    save_id = uuid.uuid4().hex
-    by_shard = [dict() for _ in range(num_shards)]
-    for name, value in tensors.items():
-        by_shard[shards.get(name, 0)][name] = value
-    entries = {}
-    for shard, shard_tensors in enumerate(by_shard):
-        entries.update(write_data_shard(prefix, shard, num_shards, shard_tensors, save_id))
-    write_index(prefix, entries, num_shards, save_id)
+    by_shard = [[] for _ in range(num_shards)]
+    for name in sorted(tensors):
+        by_shard[shards.get(name, 0)].append((name, tensors[name], None))
+    write_shards(prefix, by_shard)
 
 
 def write_shards(prefix, shards):
@@ -98,35 +82,21 @@ def write_shards(prefix, shards):
     (name, value, part) triples: `part` None for a whole tensor, else
     (full_shape, offset) of the slice `value` (slices of one name together tile it).
     """
-    num_shards = max(len(shards), 1)
-    save_id = uuid.uuid4().hex
-    entries = {}
-    for shard, items in enumerate(shards or [[]]):
-        arrays = {}
+    for items in shards:
         for name, value, part in items:
-            value = np.asarray(value, order="C")
-            if part is None:
-                key = name
-                entries[name] = {"dtype": _dtype_name(name, value),
-                                 "shape": list(value.shape), "shard": shard}
-            else:
-                full_shape, offset = (list(map(int, p)) for p in part)
-                key = f"{name}:{_spec(full_shape, offset, value.shape)}"
-                entry = entries.setdefault(name, {"dtype": _dtype_name(name, value),
-                                                  "shape": full_shape, "slices": []})
-                entry["slices"].append({"offset": offset, "shape": list(value.shape),
-                                        "shard": shard, "key": key})
-            if key in arrays:
-                raise ValueError(f"Two tensors stored under {key!r} in one data file")
-            arrays[key] = _encode(value)
-        _write_shard(data_file(prefix, shard, num_shards), arrays, save_id)
-    write_index(prefix, entries, num_shards, save_id)
+            _check_writable(name, value)
+    tensor_bundle.write_bundle(os.fspath(prefix), shards)
 
 
-def _spec(full_shape, offset, shape):
-    """TF's slice spec string ("<full shape> <offset>,<size>:...")."""
-    return (" ".join(map(str, full_shape)) + " "
-            + ":".join(f"{o},{n}" for o, n in zip(offset, shape))).strip()
+def _check_writable(name, value):
+    value = np.asarray(value)
+    if value.dtype == object or value.dtype.kind in "SU":
+        return
+    try:
+        _dtypes.as_dtype(value.dtype)
+    except TypeError:
+        raise TypeError(f"Cannot save tensor {name!r} in a checkpoint: received dtype "
+                        f"{value.dtype}, expected one of TensorFlow's dtypes") from None
 
 
 def slice_index(offset, shape):
@@ -134,62 +104,32 @@ def slice_index(offset, shape):
     return tuple(slice(o, o + n) for o, n in zip(offset, shape))
 
 
-def write_data_shard(prefix, shard, num_shards, tensors, save_id):
+def write_data_shard(prefix, shard, num_shards, tensors, save_id=None):
     """Writes `tensors` ({name: numpy array}) atomically as data file `shard` of
-    `num_shards` of checkpoint `prefix`; returns their index entries. A checkpoint is
-    complete once `write_index` has written its index (parameter-server tasks each
-    write their own shard: distribute/ps/checkpoints.py)."""
-    entries, arrays = {}, {}
+    `num_shards` of checkpoint `prefix`; returns their index entries ({name: serialized
+    BundleEntryProto}, plain bytes so they can be sent to another process). A checkpoint
+    is complete once `write_index` has written its index from every shard's entries
+    (parameter-server tasks each write their own shard: distribute/ps/checkpoints.py).
+
+    `save_id` is accepted for callers that stamp saves; TF's bundle has no field for it,
+    and a shard of another save is caught by the entries' CRC32Cs instead."""
     for name, value in tensors.items():
-        entries[name] = {"dtype": _dtype_name(name, value), "shape": list(value.shape),
-                         "shard": shard}
-        arrays[name] = _encode(value)
-    _write_shard(data_file(prefix, shard, num_shards), arrays, save_id)
-    return entries
+        _check_writable(name, value)
+    entries = tensor_bundle.write_data_file(
+        os.fspath(prefix), shard, num_shards,
+        [(name, tensors[name], None) for name in sorted(tensors)])
+    return {key.decode("utf-8"): entry.SerializeToString() for key, entry in entries.items()}
 
 
-def write_index(prefix, entries, num_shards, save_id):
-    """Writes the index of `prefix` (the commit point: written after every data file)."""
-    index = {"format": FORMAT, "version": VERSION, "save_id": save_id,
-             "num_shards": num_shards, "tensors": entries}
-    atomic_write.write_text(index_file(prefix), json.dumps(index, sort_keys=True))
-
-
-def _dtype_name(name, value):
-    return _dtypes.as_dtype(value.dtype).name
-
-
-def _encode(value):
-    value = np.asarray(value, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
-    if value.dtype == np.complex128:
-        return value.reshape(-1).view(np.float64)
-    if value.dtype == np.object_:
-        strings = [s.encode("utf-8") if isinstance(s, str) else bytes(s)
-                   for s in value.reshape(-1)]
-        lengths = np.array([len(s) for s in strings], dtype="<u8")
-        return np.frombuffer(lengths.tobytes() + b"".join(strings), dtype=np.uint8)
-    return value
-
-
-def _decode_strings(stored, shape):
-    count = int(np.prod(shape, dtype=np.int64))
-    raw = stored.tobytes()
-    lengths = np.frombuffer(raw[:8 * count], dtype="<u8")
-    out = np.empty(count, dtype=object)
-    pos = 8 * count
-    for i, length in enumerate(lengths.tolist()):
-        out[i] = raw[pos:pos + length]
-        pos += length
-    if pos != len(raw):
-        raise ValueError(f"{len(raw) - pos} bytes left after {count} strings")
-    return out.reshape(shape)
-
-
-def _write_shard(path, arrays, save_id):
-    from safetensors.numpy import save_file  # imported when checkpoints are used
-
-    atomic_write.write_with(
-        path, lambda tmp_path: save_file(arrays, tmp_path, metadata={"save_id": save_id}))
+def write_index(prefix, entries, num_shards, save_id=None):
+    """Writes the index of `prefix` (the commit point: written after every data file)
+    from the entries `write_data_shard` returned for each shard, merged into one dict."""
+    protos = {}
+    for name, entry in entries.items():
+        if isinstance(entry, (bytes, bytearray)):
+            entry = BundleEntryProto.FromString(bytes(entry))
+        tensor_bundle.merge_entries(protos, {name.encode("utf-8"): entry})
+    tensor_bundle.write_index(os.fspath(prefix), num_shards, protos)
 
 
 def remove(prefix):
@@ -203,7 +143,8 @@ def remove(prefix):
 
 # -- reading ---------------------------------------------------------------------------------
 class CheckpointReader:
-    """Reads one checkpoint (TF's `pywrap_tensorflow.CheckpointReader` interface)."""
+    """Reads one checkpoint (TF's `pywrap_tensorflow.CheckpointReader` interface): a
+    tensor bundle, or a checkpoint in tensorflux's old safetensors + JSON format."""
 
     def __init__(self, prefix):
         self._prefix = os.fspath(prefix)
@@ -348,6 +289,20 @@ def _decode(name, stored, entry, path):
         raise _data_loss(path, f"tensor {name} holds {stored.dtype} {list(stored.shape)}, "
                                f"the index says {entry['dtype']} {list(shape)}")
     return stored
+
+
+def _decode_strings(stored, shape):
+    count = int(np.prod(shape, dtype=np.int64))
+    raw = stored.tobytes()
+    lengths = np.frombuffer(raw[:8 * count], dtype="<u8")
+    out = np.empty(count, dtype=object)
+    pos = 8 * count
+    for i, length in enumerate(lengths.tolist()):
+        out[i] = raw[pos:pos + length]
+        pos += length
+    if pos != len(raw):
+        raise ValueError(f"{len(raw) - pos} bytes left after {count} strings")
+    return out.reshape(shape)
 
 
 def _data_loss(path, why):

@@ -10,9 +10,11 @@ variables' devices. A restore that fails therefore changes no variable.
 Files of one save to prefix `model.ckpt-100` (checkpoint_format.py, meta_graph.py,
 checkpoint_management.py), written in this order, each one atomically:
 
-    model.ckpt-100.data-00000-of-00001   tensor data (safetensors)
-    model.ckpt-100.index                 dtype/shape/shard of each tensor; written last
-                                         of the checkpoint itself, so it marks it complete
+    model.ckpt-100.data-00000-of-00001   tensor data (TF's V2 tensor bundle; with
+                                         sharded=True one file per device)
+    model.ckpt-100.index                 TF's table: dtype/shape/shard/offset/crc32c of
+                                         each tensor; written last of the checkpoint
+                                         itself, so it marks it complete
     model.ckpt-100.meta                  the graph as JSON (when write_meta_graph)
     checkpoint                           TF's state file, pointing at the new checkpoint
 
@@ -264,23 +266,20 @@ class Saver:
 
     def _write_checkpoint(self, sess, prefix):
         names = sorted(self._variables)
-        part_ops = [op for parts in self._slices.values() for op, _ in parts]
-        values = _read_variables(sess, [self._variables[name] for name in names] + part_ops)
-        tensors = dict(zip(names, values))
-        # As TF's V2 bundles: a partitioned variable is one full tensor under its name.
-        part_values = iter(values[len(names):])
-        for name, parts in self._slices.items():
-            info = parts[0][1]
-            full = np.zeros(info.full_shape, dtype=parts[0][0].outputs[0].dtype.base_dtype
-                            .as_numpy_dtype)
-            for _, part_info in parts:
-                full[_slice_index(part_info)] = next(part_values)
-            tensors[name] = full
+        parts = [(name, op, info) for name, group in sorted(self._slices.items())
+                 for op, info in group]
+        values = _read_variables(sess, [self._variables[name] for name in names]
+                                 + [op for _, op, _ in parts])
+        # (device, name, value, part) per tensor. As TF1's SaveV2 of a partitioned
+        # variable: each part is a slice of the full tensor, (full shape, offset).
+        items = [(self._variables[name].device, name, value, None)
+                 for name, value in zip(names, values)]
+        items += [(op.device, name, value, (info.full_shape, info.var_offset))
+                  for (name, op, info), value in zip(parts, values[len(names):])]
         for saveable in self._saveables:
-            tensors.update(zip((spec.name for spec in saveable.specs),
-                               saveable._saver_read(sess)))
-        shards = _shards_by_device(self._variables, self._slices) if self._sharded else None
-        checkpoint_format.write(prefix, tensors, shards)
+            items += [(spec.device or "", spec.name, value, None) for spec, value
+                      in zip(saveable.specs, saveable._saver_read(sess))]
+        checkpoint_format.write_shards(prefix, _shards_by_device(items, self._sharded))
 
     def _meta_saver_def(self):
         saver_def = self.saver_def._as_dict()
@@ -480,13 +479,16 @@ def _variable_op(value, message):
     raise TypeError(message)
 
 
-def _shards_by_device(variables, slices=None):
-    """One shard per device, as TF's sharded savers write (a partitioned variable goes
-    with its first part)."""
-    devices_of = {name: op.device for name, op in variables.items()}
-    devices_of.update({name: parts[0][0].device for name, parts in (slices or {}).items()})
-    devices = sorted(set(devices_of.values()))
-    return {name: devices.index(device) for name, device in devices_of.items()}
+def _shards_by_device(items, sharded):
+    """The data files of a save: [[(name, value, part)]], one for everything, or with
+    `sharded` one per device in sorted device order, as TF's sharded Saver groups its
+    SaveV2 ops (_GroupByDevices) and MergeV2Checkpoints numbers their files. Within a
+    file, tensors go by name, as TF sorts a SaveV2's tensor names."""
+    devices = sorted({device for device, _, _, _ in items}) if sharded else [None]
+    shards = [[] for _ in devices]
+    for device, name, value, part in sorted(items, key=lambda item: item[1]):
+        shards[devices.index(device) if sharded else 0].append((name, value, part))
+    return shards
 
 
 # -- the session's variable store -------------------------------------------------------------

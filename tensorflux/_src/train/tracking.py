@@ -9,11 +9,13 @@ and lists, tuples and dicts of those (children "0", "1", ... or the keys). Each 
 is saved under TF's key `<path>/.ATTRIBUTES/VARIABLE_VALUE` (path parts joined by "/",
 "." escaped as ".." and "/" as ".S"), an optimizer slot under
 `<variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot name>/.ATTRIBUTES/VARIABLE_VALUE`,
-the save counter under `save_counter/...`, in the checkpoint format Saver writes
-(checkpoint_format.py; read it with `tf.train.list_variables`). TF also stores its
-object graph as a string tensor; tensorflux checkpoints hold no strings, so restoring
-matches objects by these key paths, which is the same for the same program. A
-PythonState's string is stored as uint8 bytes under `<path>/.ATTRIBUTES/py_state`.
+the save counter under `save_counter/...`, in TF's V2 tensor-bundle format, as Saver
+writes (checkpoint_format.py; read it with `tf.train.list_variables`). TF also stores
+its object graph as a string tensor (`_CHECKPOINTABLE_OBJECT_GRAPH`); tensorflux does
+not write one, so restoring matches objects by these key paths, which is the same for
+the same program. A PythonState's string is stored as a string scalar under
+`<path>/.ATTRIBUTES/py_state`, as TF's (older tensorflux checkpoints hold uint8 bytes
+there; both are read).
 
 As in TF1 graph mode, `save`/`write` read the values from a Session (the default one,
 or `session=`), and `restore(path)` returns a status whose `run_restore_ops(session)`
@@ -267,7 +269,7 @@ class Checkpoint:
             values = _saver._read_variables(session, [variables[n].op for n in names])
             tensors = dict(zip(names, values))
             for key, state in states.items():
-                tensors[key] = np.frombuffer(_state_bytes(state), dtype=np.uint8).copy()
+                tensors[key] = np.array(_state_bytes(state), dtype=object)  # TF: a string
         directory = os.path.dirname(file_prefix)
         if directory and not os.path.isdir(directory):
             os.makedirs(directory, exist_ok=True)
@@ -328,7 +330,7 @@ class Checkpoint:
             for name, spec, tensor in items:
                 value = values[id(tensor)]
                 if name in states:
-                    value = np.frombuffer(bytes(value), dtype=np.uint8).copy()
+                    value = np.array(bytes(value), dtype=object)
                 part = None
                 if spec:
                     info = Variable.SaveSliceInfo.from_spec(spec)
@@ -361,6 +363,14 @@ class Checkpoint:
         if save_path is None:
             return InitializationOnlyStatus(self)
         return CheckpointLoadStatus(self, os.fspath(save_path), options)
+
+
+def _state_string(value):
+    """A PythonState's string from its checkpoint tensor: a string scalar, as TF saves it,
+    or the uint8 bytes older tensorflux checkpoints stored."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    return np.asarray(value).tobytes().decode("utf-8")
 
 
 def _state_bytes(state):
@@ -479,7 +489,7 @@ class CheckpointLoadStatus(_Status):
                                            for k in keys})
         for key, state in states.items():
             if key in self._keys:
-                state.deserialize(self._reader.get_tensor(key).tobytes().decode("utf-8"))
+                state.deserialize(_state_string(self._reader.get_tensor(key)))
 
     def initialize_or_restore(self, session=None):
         """Initializes the objects' variables the checkpoint lacks, restores the rest."""

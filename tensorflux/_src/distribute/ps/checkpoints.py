@@ -1,7 +1,7 @@
 """One checkpoint from many ps tasks: each writes its shard, the driver commits it.
 
 This is TF1's sharded save (each ps saves its variables, the chief merges the index),
-on tensorflux's format (train/checkpoint_format.py), so `tf.train.Saver`,
+in TF's V2 tensor-bundle format (train/checkpoint_format.py), so `tf.train.Saver`,
 `tensorflux eval` and `tf.train.NewCheckpointReader` read the result as any other
 checkpoint. For a checkpoint at step 100 of a job with 2 ps tasks:
 
@@ -11,9 +11,10 @@ checkpoint. For a checkpoint at step 100 of a job with 2 ps tasks:
     checkpoint                           TF's state file, rewritten last
 
 The index is the commit point and the state file names only committed checkpoints, so
-a task killed mid-write leaves the previous checkpoint intact. Every shard carries the
-save id that the index records (`save_id(run, generation, step)`), so a shard left by
-an earlier incarnation of the job can never pass for part of a newer checkpoint.
+a task killed mid-write leaves the previous checkpoint intact. The index records each
+tensor's offset, size and CRC32C in its shard, so a shard left by an earlier incarnation
+of the job can never pass for part of a newer checkpoint (reading it is a DataLossError).
+`save_id(run, generation, step)` still names each save in the tasks' reports.
 `CheckpointKeeper.clean` removes what a killed writer leaves: `.tmp` files and shards
 whose index was never written. The checkpoint directory must be shared by the driver
 and every ps task (one machine, or a network file system on a cluster).
