@@ -64,3 +64,6 @@ from tensorflux._src.ops.state.sdca_ops import (  # noqa: F401,E402
 
 # GraphDefs to files (TF 1.15 exports write_graph under tf.train and tf.io).
 from tensorflux._src.io.write_graph import write_graph  # noqa: F401,E402
+from tensorflux._src.train.meta_graph import (  # noqa: F401,E402
+    export_meta_graph, import_meta_graph,
+)

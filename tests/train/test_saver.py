@@ -536,19 +536,28 @@ def test_saver_constructor_checks():
     assert tf.train.Saver(write_version=tf.train.SaverDef.V2).as_saver_def().version == 2
 
 
-def test_meta_graph_file_describes_graph_and_collections(tmp_path):
+def test_meta_graph_file_is_tensorflows_meta_graph_def(tmp_path):
+    # Parsed with TensorBoard's compiled copy of TF's meta_graph.proto: an independent
+    # reader of the same message.
+    from tensorboard.compat.proto import meta_graph_pb2, variable_pb2
+
     sess, _ = trained_session()
     path = tf.train.Saver(max_to_keep=3).save(sess, str(tmp_path / "m"),
-                                              meta_graph_suffix="json")
-    meta = json.loads((tmp_path / "m.json").read_text())
-    nodes = {node["name"]: node for node in meta["graph_def"]["node"]}
-    assert nodes["w"]["op"] == "VariableV2"
-    assert nodes["w"]["attr"]["shape"] == {"shape": [2, 3]}
-    assert nodes["w/Assign"]["input"] == ["w", "zeros"]
-    assert meta["saver_def"]["max_to_keep"] == 3
-    assert meta["saver_def"]["variables"]["dense/kernel"] == "dense/kernel"
-    names = [v["variable_name"] for v in meta["collection_def"]["trainable_variables"]]
-    assert names == ["w:0", "count:0", "h:0", "dense/kernel:0", "dense/bias:0"]
+                                              meta_graph_suffix="meta")
+    meta = meta_graph_pb2.MetaGraphDef.FromString((tmp_path / "m.meta").read_bytes())
+    nodes = {node.name: node for node in meta.graph_def.node}
+    assert nodes["w"].op == "VariableV2"
+    assert [d.size for d in nodes["w"].attr["shape"].shape.dim] == [2, 3]
+    assert list(nodes["w/Assign"].input) == ["w", "zeros"]
+    # tensorflux Savers have no save/restore ops, so no SaverDef is written (TF's
+    # import_meta_graph then builds a default Saver over the variables).
+    assert not meta.HasField("saver_def")
+    assert meta.meta_info_def.tensorflow_version == "1.15.0"
+    defs = [variable_pb2.VariableDef.FromString(v)
+            for v in meta.collection_def["trainable_variables"].bytes_list.value]
+    assert [d.variable_name for d in defs] == ["w:0", "count:0", "h:0", "dense/kernel:0",
+                                                "dense/bias:0"]
+    assert defs[0].snapshot_name == "w/read:0" and defs[0].initializer_name == "w/Assign"
     assert path == str(tmp_path / "m")
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import protos, tensor_shape, tensor_util, versions
+from tensorflux._src.ops.registry import REQUIRED
 
 # Attrs of tensorflux records with no counterpart in TF's OpDef of the same op:
 # bookkeeping for our kernels. Names listed under "*" are dropped from every op.
@@ -46,12 +47,14 @@ class NotExpressible(ValueError):
 
 
 def graph_def(graph, add_shapes: bool = False, strict: bool = False,
-              ops=None) -> protos.GraphDef:
-    """The GraphDef of `graph` (or of `ops`, a subset of its ops in graph order)."""
+              ops=None, strip_default_attrs: bool = False) -> protos.GraphDef:
+    """The GraphDef of `graph` (or of `ops`, a subset of its ops in graph order);
+    `strip_default_attrs` leaves out attrs that hold their op's default (TF's
+    export_meta_graph option: an importer fills them back in)."""
     out = protos.GraphDef()
     problems = []
     for op in (graph.get_operations() if ops is None else ops):
-        node, bad = node_def(op, add_shapes)
+        node, bad = node_def(op, add_shapes, strip_default_attrs)
         if bad:
             problems.append(f"'{op.name}' (op: '{op.type}'): {bad}")
         out.node.append(node)
@@ -65,7 +68,7 @@ def graph_def(graph, add_shapes: bool = False, strict: bool = False,
     return out
 
 
-def node_def(op, add_shapes: bool = False):
+def node_def(op, add_shapes: bool = False, strip_default_attrs: bool = False):
     """(NodeDef of `op`, text saying what has no GraphDef form or "")."""
     node = protos.NodeDef(name=op.name, op=op.type)
     node.input.extend(t._as_node_def_input() for t in op.inputs)
@@ -80,7 +83,8 @@ def node_def(op, add_shapes: bool = False):
                    "FunctionDefs)")
     dropped = _NOT_IN_TF["*"] | _NOT_IN_TF.get(op.type, frozenset())
     for key in sorted(op._attrs):
-        if key in dropped:
+        if key in dropped or (strip_default_attrs and _is_default(
+                op._attrs[key], op.op_def.default_attrs.get(key, REQUIRED))):
             continue
         attr = attr_value(op._attrs[key])
         if attr is None:
@@ -95,6 +99,15 @@ def node_def(op, add_shapes: bool = False):
         listed.shape.extend(protos.shape_proto(t.shape) for t in op.outputs)
         node.attr["_output_shapes"].CopyFrom(protos.AttrValue(list=listed))
     return node, ", ".join(bad)
+
+
+def _is_default(value, default):
+    if default is REQUIRED:
+        return False
+    try:
+        return type(value) is type(default) and bool(value == default)
+    except (TypeError, ValueError):  # arrays compare elementwise: never a default
+        return False
 
 
 def attr_value(value):

@@ -1,124 +1,324 @@
-"""The `<prefix>.meta` file a Saver writes next to a checkpoint: the graph as JSON.
+"""MetaGraphs: `tf.train.export_meta_graph`, `import_meta_graph` and the `.meta` file.
 
-It mirrors the fields of TF's MetaGraphDef so a person or a script can see what
-produced a checkpoint. It is a description, not something to rebuild the graph from
-(`import_meta_graph` is not provided):
+A MetaGraphDef (TF's meta_graph.proto) is a GraphDef plus what a program needs to carry
+on with it elsewhere: the graph's collections, a SaverDef, and for SavedModels the
+signatures and assets. tensorflux writes and reads TF's message, so a `.meta` written
+here imports into TensorFlow and the other way round.
 
-    {"format": "tensorflux.meta_graph", "version": 1,
-     "meta_info_def": {"tensorflow_version": "1.15", "any_info": "tensorflux 0.1.0",
-                       "stripped_default_attrs": false},
-     "graph_def": {"node": [{"name": "v", "op": "VariableV2", "input": [],
-                             "device": "", "attr": {"dtype": {"type": "float32"}, ...}}]},
-     "saver_def": {"max_to_keep": 5, "sharded": false, "version": 2, ...,
-                   "variables": {"checkpoint name": "variable op name"}},
-     "collection_def": {"variables": [{"variable_name": "v:0", ...}], "losses": ["l:0"]}}
+Collections are stored as TF stores them (meta_graph.proto's CollectionDef):
 
-Node inputs use NodeDef notation (`x`, `x:1`, `^control`). Attr values are JSON where
-they have an obvious form: dtypes `{"type": name}`, shapes `{"shape": [dims] | null}`,
-tensors `{"tensor": {"dtype", "shape", "value"}}` (the value only up to 64 elements),
-and `{"python": type name}` for anything else (control-flow bodies, functions).
+    Variables (GLOBAL_VARIABLES, TRAINABLE_VARIABLES, ...)  bytes_list of VariableDefs
+    Tensors and Operations                                  node_list of their names
+    Python ints / floats / strings                          int64_list / float_list /
+                                                            bytes_list
+
+A collection that holds anything else (a PartitionedVariable, a QueueRunner, a Python
+object) is left out with a warning, as TF's exporter does for what it cannot
+serialize (TF serializes QueueRunners as QueueRunnerDefs; tensorflux does not yet, and
+imports such a collection as raw bytes). On import each entry becomes a graph element
+again, a VariableDef a `tf.Variable` over the imported ops (one object per variable,
+shared by the collections that list it).
+
+tensorflux Savers build no save/restore ops, so a MetaGraph exported here has no
+SaverDef (TF's own `import_meta_graph` then makes a default Saver over the variables,
+which reads tensorflux's checkpoints). A MetaGraph TF wrote keeps its SaverDef and its
+Saver ops (io/checkpoint_ops.py runs them); `import_meta_graph` returns a tensorflux
+Saver over the imported variables, which reads and writes the same checkpoint keys.
 """
 
 from __future__ import annotations
 
-import json
+import logging
+import os
 
-import numpy as np
+from google.protobuf import message as _message
+from google.protobuf import text_format
 
-from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework import tensor_shape
+from tensorflux._src.framework import errors
+from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework import protos
+from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Operation, Tensor
-from tensorflux._src.ops.registry import REQUIRED
+from tensorflux._src.io import graph_def as _graph_def
+from tensorflux._src.io.graph_def_import import import_graph_def
 from tensorflux._src.train import atomic_write
 
-FORMAT = "tensorflux.meta_graph"
-VERSION = 1
-_MAX_LISTED_ELEMENTS = 64
+_log = logging.getLogger("tensorflux")
+
+# The version string TF1 programs see in meta_info_def (what they were written for).
+TENSORFLOW_VERSION = "1.15.0"
+# Collections TF never exports (meta_graph.py's export_scoped_meta_graph skips them).
+_UNEXPORTED = frozenset({"cond_context", "while_context", GraphKeys.SAVEABLE_OBJECTS,
+                         "_unbound_inputs"})
 
 
-def write(filename, graph, saver_def, strip_default_attrs=False):
-    meta = {
-        "format": FORMAT,
-        "version": VERSION,
-        "meta_info_def": _meta_info(strip_default_attrs),
-        "graph_def": {"node": [_node(op, strip_default_attrs)
-                               for op in graph.get_operations()]},
-        "saver_def": saver_def,
-        "collection_def": {key: [_collection_item(item) for item in graph.get_collection(key)]
-                           for key in sorted(graph.get_all_collection_keys(), key=str)},
-    }
-    atomic_write.write_text(filename, json.dumps(meta))
+# -- export ---------------------------------------------------------------------------------
+def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None,
+                      collection_list=None, as_text=False, graph=None, export_scope=None,
+                      clear_devices=False, clear_extraneous_savers=False,
+                      strip_default_attrs=False, save_debug_info=False, **kwargs):
+    """The MetaGraphDef of `graph` (the default graph); written to `filename` when given
+    (binary, or text format with `as_text`). TF 1.15's tf.train.export_meta_graph."""
+    del clear_extraneous_savers, save_debug_info  # no Saver ops to clear, no debug info
+    if kwargs:
+        raise TypeError(f"export_meta_graph() got unexpected keyword arguments "
+                        f"{sorted(kwargs)}")
+    graph = graph or _graph.get_default_graph()
+    meta = protos.MetaGraphDef()
+    if meta_info_def is not None:
+        meta.meta_info_def.CopyFrom(meta_info_def)
+    if not meta.meta_info_def.tensorflow_version:
+        meta.meta_info_def.tensorflow_version = TENSORFLOW_VERSION
+    if not meta.meta_info_def.tensorflow_git_version:
+        meta.meta_info_def.tensorflow_git_version = _producer()
+    meta.meta_info_def.stripped_default_attrs = bool(strip_default_attrs)
+    if graph_def is None:
+        graph_def = _graph_def.graph_def(graph, add_shapes=True,
+                                         strip_default_attrs=strip_default_attrs)
+    meta.graph_def.CopyFrom(_scoped(graph_def, export_scope, clear_devices))
+    if saver_def is not None and getattr(saver_def, "save_tensor_name", ""):
+        meta.saver_def.CopyFrom(as_saver_def_proto(saver_def))
+    keys = graph.get_all_collection_keys() if collection_list is None else collection_list
+    for key in sorted(set(keys), key=str):
+        _export_collection(meta, graph, key, export_scope)
+    if filename is not None:
+        write_meta_graph(meta, filename, as_text=as_text)
+    return meta
 
 
-def _meta_info(strip_default_attrs):
+def _producer():
     import tensorflux
 
-    return {"tensorflow_version": "1.15", "any_info": f"tensorflux {tensorflux.__version__}",
-            "stripped_default_attrs": bool(strip_default_attrs)}
+    return f"tensorflux {tensorflux.__version__}"
 
 
-def _node(op, strip_default_attrs):
-    node_def = op.node_def
-    attrs = node_def.attr
-    if strip_default_attrs:
-        defaults = op.op_def.attrs
-        attrs = {k: v for k, v in attrs.items() if not _is_default(v, defaults.get(k, REQUIRED))}
-    return {"name": node_def.name, "op": node_def.op, "input": list(node_def.input),
-            "device": node_def.device,
-            "attr": {key: _attr_value(attrs[key]) for key in sorted(attrs)}}
+def write_meta_graph(meta, filename, as_text=False):
+    """Writes `meta` to `filename` atomically (binary, or text format)."""
+    filename = os.fspath(filename)
+    if as_text:
+        atomic_write.write_text(filename, text_format.MessageToString(meta))
+    else:
+        atomic_write.write_bytes(filename, meta.SerializeToString(deterministic=True))
+    return filename
 
 
-def _is_default(value, default):
-    # Type attrs map to their allowed dtypes, not to a default: never stripped.
-    if default is REQUIRED or isinstance(default, (tuple, list, set, frozenset)):
-        return False
+def write(filename, graph, saver_def=None, strip_default_attrs=False):
+    """The `.meta` file Saver.save writes next to a checkpoint."""
+    export_meta_graph(filename, graph=graph, saver_def=saver_def,
+                      strip_default_attrs=strip_default_attrs)
+
+
+def as_saver_def_proto(saver_def):
+    """A SaverDef message from a SaverDef message or a tensorflux `train.SaverDef`."""
+    if isinstance(saver_def, protos.SaverDef):
+        return saver_def
+    out = protos.SaverDef()
+    for field in ("filename_tensor_name", "save_tensor_name", "restore_op_name",
+                  "max_to_keep", "sharded", "keep_checkpoint_every_n_hours", "version"):
+        setattr(out, field, getattr(saver_def, field))
+    return out
+
+
+def _strip(name, scope):
+    """`name` without `scope/` (None when it is outside the scope); control `^` kept."""
+    if not scope:
+        return name
+    caret = "^" if name.startswith("^") else ""
+    bare = name[len(caret):]
+    prefix = scope.rstrip("/") + "/"
+    return caret + bare[len(prefix):] if bare.startswith(prefix) else None
+
+
+def _scoped(graph_def, export_scope, clear_devices):
+    out = protos.GraphDef()
+    out.versions.CopyFrom(graph_def.versions)
+    out.library.CopyFrom(graph_def.library)
+    for node in graph_def.node:
+        name = _strip(node.name, export_scope)
+        if name is None:
+            continue
+        copy = out.node.add()
+        copy.CopyFrom(node)
+        copy.name = name
+        inputs = [_strip(i, export_scope) for i in node.input]
+        if any(i is None for i in inputs):
+            raise ValueError(f"Node {node.name} under export_scope {export_scope!r} takes "
+                             f"inputs from outside it ({list(node.input)}); export a scope "
+                             f"that holds the whole subgraph")
+        del copy.input[:]
+        copy.input.extend(inputs)
+        if clear_devices:
+            copy.device = ""
+    return out
+
+
+def _export_collection(meta, graph, key, export_scope):
+    from tensorflux._src.train.variables import Variable  # noqa: PLC0415
+
+    if not isinstance(key, str) or key in _UNEXPORTED:
+        return
+    items = graph.get_collection(key)
+    if not items:
+        return
+    collection = protos.CollectionDef()
     try:
-        return type(value) is type(default) and bool(value == default)
-    except (TypeError, ValueError):
-        return False
+        if all(isinstance(v, Variable) for v in items):
+            values = [v.to_proto(export_scope) for v in items]
+            collection.bytes_list.value.extend(
+                v.SerializeToString() for v in values if v is not None)
+        elif all(isinstance(v, (Tensor, Operation)) for v in items):
+            names = [_strip(v.name, export_scope) for v in items]
+            collection.node_list.value.extend(n for n in names if n is not None)
+        elif all(isinstance(v, bool) or isinstance(v, int) for v in items):
+            collection.int64_list.value.extend(int(v) for v in items)
+        elif all(isinstance(v, float) for v in items):
+            collection.float_list.value.extend(items)
+        elif all(isinstance(v, (str, bytes)) for v in items):
+            collection.bytes_list.value.extend(
+                v.encode("utf-8") if isinstance(v, str) else v for v in items)
+        else:
+            kinds = sorted({type(v).__name__ for v in items})
+            _log.warning("Issue encountered when serializing %s: its items (%s) have no "
+                         "MetaGraphDef form; the collection is not exported.", key,
+                         ", ".join(kinds))
+            return
+    except (TypeError, ValueError, AttributeError) as exc:
+        _log.warning("Issue encountered when serializing %s: %s", key, exc)
+        return
+    if collection.WhichOneof("kind") is not None:
+        meta.collection_def[key].CopyFrom(collection)
 
 
-def _attr_value(value):
-    if isinstance(value, _dtypes.DType):
-        return {"type": value.name}
-    if isinstance(value, tensor_shape.TensorShape):
-        return {"shape": value.as_list() if value.ndims is not None else None}
-    if isinstance(value, np.ndarray):
-        return {"tensor": _tensor_summary(value)}
-    if isinstance(value, (bool, int, float, str)) or value is None:
-        return value
-    if isinstance(value, (np.generic,)):
-        return value.item() if value.dtype.kind in "biuf" else str(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace")
-    if isinstance(value, (list, tuple)):
-        return [_attr_value(v) for v in value]
-    return {"python": type(value).__name__}
+# -- import ---------------------------------------------------------------------------------
+def read_meta_graph_file(filename):
+    """A MetaGraphDef from a binary or text-format file (TF tries binary first)."""
+    filename = os.fspath(filename)
+    try:
+        with open(filename, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise IOError(f"File {filename} does not exist.") from None
+    meta = protos.MetaGraphDef()
+    try:
+        meta.ParseFromString(data)
+        return meta
+    except _message.DecodeError:
+        pass
+    try:
+        text_format.Merge(data.decode("utf-8"), meta)
+    except (text_format.ParseError, UnicodeDecodeError) as exc:
+        raise IOError(f"Cannot parse file {filename}: {exc}.") from None
+    return meta
 
 
-def _tensor_summary(array):
-    summary = {"dtype": _dtypes.as_dtype(array.dtype).name, "shape": list(array.shape)}
-    if array.size <= _MAX_LISTED_ELEMENTS:
-        if array.dtype == object:
-            summary["value"] = [_attr_value(v) for v in array.reshape(-1)]
-        elif array.dtype.kind == "c":
-            summary["value"] = [[v.real, v.imag] for v in array.reshape(-1).tolist()]
-        elif array.dtype.kind in "biu":
-            summary["value"] = array.reshape(-1).tolist()
-        else:  # floating point, bfloat16 included
-            summary["value"] = array.astype(np.float64).reshape(-1).tolist()
-    return summary
+def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None,
+                             import_scope=None, input_map=None):
+    """Imports the graph and collections; returns {name: Variable} of the variables
+    imported (keyed by their name in the MetaGraph)."""
+    meta = (read_meta_graph_file(meta_graph_or_file)
+            if not isinstance(meta_graph_or_file, protos.MetaGraphDef) else meta_graph_or_file)
+    graph = graph or _graph.get_default_graph()
+    graph_def = meta.graph_def
+    if clear_devices:
+        graph_def = protos.GraphDef()
+        graph_def.CopyFrom(meta.graph_def)
+        for node in graph_def.node:
+            node.device = ""
+    with graph.as_default():
+        import_graph_def(graph_def, input_map=input_map, name=import_scope or "")
+    variables = {}
+    for key in sorted(meta.collection_def):
+        _import_collection(graph, key, meta.collection_def[key], import_scope, variables)
+    return variables
 
 
-def _collection_item(item):
-    from tensorflux._src.train.variables import Variable
+def _scoped_name(name, import_scope):
+    if not import_scope:
+        return name
+    caret = "^" if name.startswith("^") else ""
+    return f"{caret}{import_scope.rstrip('/')}/{name[len(caret):]}"
 
-    if isinstance(item, Variable):  # TF stores a VariableDef
-        return {"variable_name": item.name, "initial_value_name": item.initial_value.name,
-                "initializer_name": item.initializer.name,
-                "snapshot_name": item.value().name, "trainable": item.trainable}
-    if isinstance(item, (Tensor, Operation)):
-        return item.name
-    if isinstance(item, (bool, int, float, str)):
-        return item
-    return {"python": type(item).__name__}
+
+# Collections whose bytes are VariableDefs (TF registers a proto function for each).
+_VARIABLE_COLLECTIONS = frozenset({
+    GraphKeys.GLOBAL_VARIABLES, GraphKeys.TRAINABLE_VARIABLES, GraphKeys.LOCAL_VARIABLES,
+    GraphKeys.MODEL_VARIABLES, GraphKeys.MOVING_AVERAGE_VARIABLES, GraphKeys.GLOBAL_STEP,
+    GraphKeys.METRIC_VARIABLES, "trainable_resource_variables"})
+
+
+def _import_collection(graph, key, collection, import_scope, variables):
+    from tensorflux._src.train.variables import Variable  # noqa: PLC0415
+
+    kind = collection.WhichOneof("kind")
+    if kind == "node_list":
+        for name in collection.node_list.value:
+            graph.add_to_collection(key, graph.as_graph_element(
+                _scoped_name(name, import_scope)))
+    elif kind == "bytes_list" and key in _VARIABLE_COLLECTIONS:
+        for raw in collection.bytes_list.value:
+            proto = protos.VariableDef.FromString(raw)
+            var = variables.get(proto.variable_name)
+            if var is None:
+                var = variables[proto.variable_name] = Variable.from_proto(
+                    proto, import_scope=import_scope, graph=graph)
+            graph.add_to_collection(key, var)
+    elif kind == "bytes_list":
+        for raw in collection.bytes_list.value:
+            graph.add_to_collection(key, raw)
+    elif kind == "int64_list":
+        for value in collection.int64_list.value:
+            graph.add_to_collection(key, int(value))
+    elif kind == "float_list":
+        for value in collection.float_list.value:
+            graph.add_to_collection(key, float(value))
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None,
+                      **kwargs):
+    """TF 1.15's tf.train.import_meta_graph: imports a MetaGraphDef (or a `.meta` file)
+    into the default graph with its collections; returns a Saver over the imported
+    variables, or None when there are none."""
+    from tensorflux._src.train.saver import Saver  # noqa: PLC0415 - Saver sits above
+
+    input_map = kwargs.pop("input_map", None)
+    kwargs.pop("return_elements", None)
+    meta = (read_meta_graph_file(meta_graph_or_file)
+            if not isinstance(meta_graph_or_file, protos.MetaGraphDef) else meta_graph_or_file)
+    graph = _graph.get_default_graph()
+    variables = import_scoped_meta_graph(meta, clear_devices=clear_devices, graph=graph,
+                                         import_scope=import_scope, input_map=input_map)
+    global_vars = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
+    if not global_vars:
+        _log.info("Saver not created because there are no variables in the graph to "
+                  "restore")
+        return None
+    saver_def = meta.saver_def if meta.HasField("saver_def") else None
+    options = {}
+    if saver_def is not None:
+        options = {"max_to_keep": saver_def.max_to_keep or 5,
+                   "keep_checkpoint_every_n_hours":
+                       saver_def.keep_checkpoint_every_n_hours or 10000.0,
+                   "sharded": saver_def.sharded}
+    options.update(kwargs)
+    var_list = _checkpoint_names(global_vars, variables, import_scope)
+    try:
+        return Saver(var_list=var_list, **options)
+    except ValueError as exc:
+        raise errors.InvalidArgumentError(None, None, f"import_meta_graph: cannot build a "
+                                                      f"Saver for the imported variables: "
+                                                      f"{exc}") from None
+
+
+def _checkpoint_names(global_vars, variables, import_scope):
+    """The Saver's var_list: each imported variable under the name its checkpoint keys
+    use, the MetaGraph's own (a partitioned variable's parts keep their slice info)."""
+    if not import_scope:
+        return global_vars
+    by_object = {id(v): name for name, v in variables.items()}
+    out = {}
+    for var in global_vars:
+        if var._save_slice_info is not None:
+            return global_vars  # partitioned parts are keyed by their slice info
+        name = by_object.get(id(var), var.name)
+        out[name.rpartition(":")[0]] = var
+    return out

@@ -15,7 +15,7 @@ checkpoint_management.py), written in this order, each one atomically:
     model.ckpt-100.index                 TF's table: dtype/shape/shard/offset/crc32c of
                                          each tensor; written last of the checkpoint
                                          itself, so it marks it complete
-    model.ckpt-100.meta                  the graph as JSON (when write_meta_graph)
+    model.ckpt-100.meta                  TF's MetaGraphDef (when write_meta_graph)
     checkpoint                           TF's state file, pointing at the new checkpoint
 
 then old checkpoints beyond `max_to_keep` are deleted. A process killed at any point
@@ -35,6 +35,7 @@ from tensorflux._src.framework import errors
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework import protos
 from tensorflux._src.train import checkpoint_format, checkpoint_management, meta_graph
 from tensorflux._src.train.variables import Variable, global_variables
 
@@ -43,33 +44,9 @@ __all__ = ["Saver", "SaverDef", "global_step"]
 _log = logging.getLogger("tensorflux")
 
 
-class SaverDef:
-    """TF's SaverDef message: a Saver's settings.
-
-    tensorflux savers build no save/restore ops, so the tensor and op names are empty.
-    """
-
-    LEGACY, V1, V2 = 0, 1, 2
-
-    def __init__(self, filename_tensor_name="", save_tensor_name="", restore_op_name="",
-                 max_to_keep=0, sharded=False, keep_checkpoint_every_n_hours=0.0,
-                 version=LEGACY):
-        self.filename_tensor_name = filename_tensor_name
-        self.save_tensor_name = save_tensor_name
-        self.restore_op_name = restore_op_name
-        self.max_to_keep = max_to_keep
-        self.sharded = sharded
-        self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
-        self.version = version
-
-    def _as_dict(self):
-        return dict(vars(self))
-
-    def __eq__(self, other):
-        return isinstance(other, SaverDef) and vars(self) == vars(other)
-
-    def __repr__(self):
-        return f"SaverDef({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
+# TF's SaverDef message. tensorflux savers build no save/restore ops, so its tensor and
+# op names stay empty; it carries the settings (max_to_keep, sharded, version...).
+SaverDef = protos.SaverDef
 
 
 class Saver:
@@ -152,7 +129,20 @@ class Saver:
                  self.saver_def.restore_op_name)
         if not all(name.startswith(export_scope) for name in names):
             return None
-        return SaverDef(**{k: v for k, v in self.saver_def._as_dict().items()})
+        copy = SaverDef()
+        copy.CopyFrom(self.saver_def)
+        return copy
+
+    def export_meta_graph(self, filename=None, collection_list=None, as_text=False,
+                          export_scope=None, clear_devices=False,
+                          clear_extraneous_savers=False, strip_default_attrs=False,
+                          save_debug_info=False):
+        """The default graph's MetaGraphDef (written to `filename` when given)."""
+        return meta_graph.export_meta_graph(
+            filename=filename, saver_def=self.saver_def, collection_list=collection_list,
+            as_text=as_text, export_scope=export_scope, clear_devices=clear_devices,
+            clear_extraneous_savers=clear_extraneous_savers,
+            strip_default_attrs=strip_default_attrs, save_debug_info=save_debug_info)
 
     @staticmethod
     def from_proto(saver_def, import_scope=None):
@@ -239,7 +229,7 @@ class Saver:
         if write_meta_graph:
             meta_graph.write(
                 checkpoint_management.meta_graph_filename(checkpoint_file, meta_graph_suffix),
-                sess.graph, self._meta_saver_def(), strip_default_attrs)
+                sess.graph, self.saver_def, strip_default_attrs)
         if model_checkpoint_path is not None and write_state:
             # The state file goes last: until it is replaced it names only complete
             # checkpoints, and old ones are deleted only once it no longer names them.
@@ -280,14 +270,6 @@ class Saver:
             items += [(spec.device or "", spec.name, value, None) for spec, value
                       in zip(saveable.specs, saveable._saver_read(sess))]
         checkpoint_format.write_shards(prefix, _shards_by_device(items, self._sharded))
-
-    def _meta_saver_def(self):
-        saver_def = self.saver_def._as_dict()
-        saver_def["variables"] = {name: op.name for name, op in sorted(self._variables.items())}
-        if self._slices:
-            saver_def["slices"] = {name: [[op.name, info.spec] for op, info in parts]
-                                   for name, parts in sorted(self._slices.items())}
-        return saver_def
 
     # -- restoring -------------------------------------------------------------------------
     def restore(self, sess, save_path):

@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework import protos
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Reference
@@ -143,8 +144,10 @@ class Variable(metaclass=_CreatedThroughCreators):
                  dtype=None, expected_shape=None, import_scope=None, constraint=None,
                  use_resource=None, synchronization=None, aggregation=None, shape=None):
         if variable_def is not None:
-            raise NotImplementedError("Variable(variable_def=...) is not supported; build the "
-                                      "variable from an initial_value instead.")
+            if initial_value is not None:
+                raise ValueError("variable_def and initial_value are mutually exclusive.")
+            self._init_from_proto(variable_def, import_scope)
+            return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         if constraint is not None and not callable(constraint):
@@ -208,6 +211,80 @@ class Variable(metaclass=_CreatedThroughCreators):
         self._initializer_op = initializer
         self._snapshot = snapshot
         return self
+
+    # -- VariableDef (MetaGraphs and SavedModels: train/meta_graph.py) ---------------------
+    def to_proto(self, export_scope=None):
+        """This variable's VariableDef (TF's variable.proto), names relative to
+        `export_scope`; None when the variable is not under it."""
+        def strip(name):
+            if not export_scope:
+                return name
+            prefix = export_scope.rstrip("/") + "/"
+            return name[len(prefix):] if name.startswith(prefix) else None
+
+        if strip(self._variable.name) is None:
+            return None
+        proto = protos.VariableDef(
+            variable_name=strip(self._variable.name),
+            initializer_name=strip(self._initializer_op.name) or "",
+            snapshot_name=strip(self._snapshot.name) or "",
+            trainable=bool(self._trainable), is_resource=False,
+            synchronization=int(self._synchronization.value),
+            aggregation=int(self._aggregation.value))
+        if self._initial_value is not None:
+            proto.initial_value_name = strip(self._initial_value.name) or ""
+        info = self._save_slice_info
+        if info is not None:
+            proto.save_slice_info_def.CopyFrom(protos.SaveSliceInfoDef(
+                full_name=strip(info.full_name) or info.full_name,
+                full_shape=info.full_shape, var_offset=info.var_offset,
+                var_shape=info.var_shape))
+        return proto
+
+    @staticmethod
+    def from_proto(variable_def, import_scope=None, graph=None):
+        """A Variable over the ops a VariableDef names in `graph` (the default graph),
+        their names prefixed by `import_scope`; it adds no ops."""
+        var = Variable.__new__(Variable)
+        var._init_from_proto(variable_def, import_scope, graph)
+        return var
+
+    def _init_from_proto(self, variable_def, import_scope=None, graph=None):
+        graph = graph or _graph.get_default_graph()
+
+        def element(name):
+            if not name:
+                return None
+            scoped = f"{import_scope.rstrip('/')}/{name}" if import_scope else name
+            try:
+                return graph.as_graph_element(scoped)
+            except (KeyError, ValueError):
+                raise ValueError(f"VariableDef of {variable_def.variable_name} names "
+                                 f"{scoped!r}, which is not in the graph; import the "
+                                 f"MetaGraph's GraphDef first") from None
+
+        variable = element(variable_def.variable_name)
+        if variable.op.type != "VariableV2":
+            raise ValueError(f"VariableDef {variable_def.variable_name} names a "
+                             f"{variable.op.type} op, not a variable")
+        self._variable = variable
+        self._initializer_op = element(variable_def.initializer_name)
+        snapshot = element(variable_def.snapshot_name)
+        self._snapshot = variable if snapshot is None else snapshot
+        self._initial_value = element(variable_def.initial_value_name)
+        self._trainable = bool(variable_def.trainable)
+        self._constraint = None
+        self._caching_device = None
+        self._synchronization = VariableSynchronization(variable_def.synchronization)
+        self._aggregation = VariableAggregation(variable_def.aggregation)
+        self._save_slice_info = None
+        if variable_def.HasField("save_slice_info_def"):
+            info = variable_def.save_slice_info_def
+            full_name = (f"{import_scope.rstrip('/')}/{info.full_name}" if import_scope
+                         else info.full_name)
+            self._save_slice_info = Variable.SaveSliceInfo(
+                full_name=full_name, full_shape=list(info.full_shape),
+                var_offset=list(info.var_offset), var_shape=list(info.var_shape))
 
     # -- identity -----------------------------------------------------------------------
     @property
