@@ -4,7 +4,6 @@ Expected values are numpy arrays written here; every round trip goes through fil
 disk into a fresh Session (and, where it matters, a freshly built graph).
 """
 
-import json
 import os
 import signal
 import subprocess
