@@ -3,7 +3,8 @@ SignatureDefs and the tag and signature constants. The on-disk format is describ
 tensorflux/_src/serving/saved_model.py."""
 
 from tensorflux._src.serving.saved_model import (  # noqa: F401
-    ASSETS_DIRECTORY, ASSETS_KEY, LEGACY_INIT_OP_KEY, MAIN_OP_KEY, SAVED_MODEL_FILENAME,
+    ASSETS_DIRECTORY, ASSETS_KEY, DEBUG_DIRECTORY, DEBUG_INFO_FILENAME_PB, LEGACY_INIT_OP_KEY,
+    MAIN_OP_KEY, SAVED_MODEL_FILENAME, SAVED_MODEL_FILENAME_PB, SAVED_MODEL_FILENAME_PBTXT,
     SAVED_MODEL_SCHEMA_VERSION, VARIABLES_DIRECTORY, VARIABLES_FILENAME, Builder,
     contains_saved_model, load, maybe_saved_model_directory, simple_save,
 )

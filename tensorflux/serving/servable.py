@@ -21,6 +21,7 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.serving import saved_model
+from tensorflux._src.serving.signatures import SignatureDef
 from tensorflux.serving.errors import InvalidInput, NotFound
 
 __all__ = ["Servable", "load_servable"]
@@ -48,7 +49,9 @@ class Servable:
 
     def __init__(self, export_dir, session, meta_graph):
         self.export_dir = export_dir
-        self.meta_graph = meta_graph
+        self.meta_graph = meta_graph  # TF's MetaGraphDef message
+        self._signatures = {key: SignatureDef._from_proto(sig)
+                            for key, sig in meta_graph.signature_def.items()}
         self._session = session
         self._lock = threading.Lock()
         self._closed = False
@@ -58,13 +61,13 @@ class Servable:
     @property
     def signatures(self):
         """{signature key: SignatureDef}."""
-        return dict(self.meta_graph.signature_def)
+        return dict(self._signatures)
 
     def signature(self, signature_name):
         try:
-            return self.meta_graph.signature_def[signature_name]
+            return self._signatures[signature_name]
         except KeyError:
-            available = ", ".join(sorted(self.meta_graph.signature_def)) or "(none)"
+            available = ", ".join(sorted(self._signatures)) or "(none)"
             raise NotFound(f"unknown signature {signature_name!r}; available: "
                            f"{available}") from None
 
@@ -108,7 +111,7 @@ class Servable:
 
     def __repr__(self):
         return (f"<Servable {self.export_dir!r} version={self.version} "
-                f"signatures={sorted(self.meta_graph.signature_def)}>")
+                f"signatures={sorted(self._signatures)}>")
 
 
 def _shape_text(dims):

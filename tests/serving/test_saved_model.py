@@ -52,18 +52,20 @@ def exported(tmp_path_factory):
 
 
 def test_simple_save_round_trip(exported):
-    assert sorted(os.listdir(exported)) == ["saved_model.json", "variables"]
+    assert sorted(os.listdir(exported)) == ["saved_model.pb", "variables"]
     assert tf.saved_model.loader.maybe_saved_model_directory(exported)
     x_value = np.random.RandomState(0).randn(5, 4).astype(np.float32)
     with tf.Session(graph=tf.Graph()) as sess:
         meta = tf.saved_model.loader.load(sess, [tf.saved_model.tag_constants.SERVING],
                                           exported)
         assert meta.meta_info_def.tags == ["serve"]
-        sig = meta.signature_def["serving_default"]
+        sig = meta.signature_def["serving_default"]  # TF's SignatureDef message
         assert sig.method_name == "tensorflow/serving/predict"
-        assert sig.inputs["x"].name == "x:0" and sig.inputs["x"].dtype == tf.float32
-        assert sig.inputs["x"].shape == [None, 4]
-        assert sig.outputs["y"].name == "y:0" and sig.outputs["y"].shape == [None, 3]
+        assert sig.inputs["x"].name == "x:0"
+        assert sig.inputs["x"].dtype == tf.float32.as_datatype_enum
+        assert [d.size for d in sig.inputs["x"].tensor_shape.dim] == [-1, 4]
+        assert sig.outputs["y"].name == "y:0"
+        assert [d.size for d in sig.outputs["y"].tensor_shape.dim] == [-1, 3]
         np.testing.assert_allclose(sess.run("w:0"), W)
         np.testing.assert_allclose(sess.run("b:0"), B)
         y = sess.run(sig.outputs["y"].name, {sig.inputs["x"].name: x_value})
@@ -143,7 +145,7 @@ def test_builder_two_tag_sets_assets_and_signature_kinds(tmp_path):
         meta = tf.saved_model.loader.load(sess, ["serve"], export_dir, import_scope="m")
         assert sorted(meta.signature_def) == ["classify", "regress", "serving_default"]
         got = meta.signature_def["classify"]
-        assert got.outputs["classes"].dtype == tf.string
+        assert got.outputs["classes"].dtype == tf.string.as_datatype_enum
         assert got.outputs["scores"].name == "y:0"
         assert sess.run("m/vocab_path:0").decode() == os.path.join(export_dir, "assets",
                                                                    "vocab.txt")
@@ -176,7 +178,7 @@ def test_a_failed_save_leaves_no_export_dir(tmp_path, monkeypatch):
         open(prefix + ".data-00000-of-00001", "wb").write(b"partial")
         raise OSError("disk full")
 
-    monkeypatch.setattr(saved_model, "_write_variables", fail)
+    monkeypatch.setattr(saved_model.checkpoint_format, "write", fail)
     with pytest.raises(OSError, match="disk full"):
         _simple_export(str(tmp_path / "model"))
     assert os.listdir(tmp_path) == []

@@ -68,6 +68,30 @@ def graph_def(graph, add_shapes: bool = False, strict: bool = False,
     return out
 
 
+def exportable_graph_def(graph, add_shapes: bool = True, strip_default_attrs: bool = False):
+    """(GraphDef, {dropped op name: why}) for files other programs load (MetaGraphs,
+    SavedModels): ops with no GraphDef form are left out, and so is every op that
+    depends on one (through a data or control input), so what is written imports and
+    runs. Callers check that what they need (signatures, a main op) was kept."""
+    out = protos.GraphDef()
+    dropped = {}
+    for op in graph.get_operations():
+        lost = [t.op.name for t in op.inputs if t.op.name in dropped] + [
+            c.name for c in op.control_inputs if c.name in dropped]
+        if lost:
+            dropped[op.name] = f"it depends on {lost[0]}"
+            continue
+        node, bad = node_def(op, add_shapes, strip_default_attrs)
+        if bad:
+            dropped[op.name] = bad
+            continue
+        out.node.append(node)
+    out.versions.CopyFrom(protos.VersionDef(
+        producer=versions.GRAPH_DEF_VERSION,
+        min_consumer=versions.GRAPH_DEF_VERSION_MIN_CONSUMER))
+    return out, dropped
+
+
 def node_def(op, add_shapes: bool = False, strip_default_attrs: bool = False):
     """(NodeDef of `op`, text saying what has no GraphDef form or "")."""
     node = protos.NodeDef(name=op.name, op=op.type)

@@ -1,58 +1,57 @@
-"""`tf.saved_model` for TF1 programs: SavedModelBuilder, simple_save and loader.load.
-
-A SavedModel is a self-contained directory; loading it needs only `import tensorflux`,
-not the code that built the model:
+"""`tf.saved_model` for TF1 programs: SavedModelBuilder, simple_save and loader.load, in
+TensorFlow's SavedModel format.
 
     export_dir/
-      saved_model.json                     the meta graphs (below)
-      variables/variables.data-00000-of-00001   variable values (TF's V2 tensor bundle,
-      variables/variables.index                 as Saver writes: checkpoint_format.py)
-      assets/<file>                        copies of the assets_collection files
+      saved_model.pb                      a SavedModel message: one MetaGraphDef per tag
+                                          set (graph, collections, signatures, assets)
+      variables/variables.index          the variables, a V2 checkpoint (tensor bundle)
+      variables/variables.data-00000-of-00001
+      assets/<file>                       copies of the assets_collection files
 
-saved_model.json is `{"format": "tensorflux.saved_model", "version": 1, "meta_graphs":
-[...]}`; each meta graph (one per tag set; all share the variables file) is
+The files are TensorFlow's (saved_model.proto, meta_graph.proto): TensorFlow and
+TensorFlow Serving load what is written here, and `load` reads SavedModels that
+TensorFlow 1.x and 2.x `tf.compat.v1` code exported. Each MetaGraphDef comes from
+train/meta_graph.py (the GraphDef under TF's op and attr names, VariableDef
+collections); the main op is the `saved_model_main_op` collection (TF 1.15's
+`legacy_init_op` is read too), assets are `asset_file_def` entries.
 
-    {"meta_info_def": {"tags": ["serve"], "tensorflow_version": "1.15",
-                       "any_info": "tensorflux 0.1.0"},
-     "graph_def": {...},                   the whole graph (serving/graph_io.py)
-     "signature_def": {"serving_default": {"method_name": "tensorflow/serving/predict",
-                        "inputs": {"x": {"name": "x:0", "dtype": "float32",
-                                         "shape": [null, 4]}}, "outputs": {...}}},
-     "variables": {"dense/kernel": "dense/kernel"},   checkpoint key -> VariableV2 op
-     "asset_file_def": [{"tensor_name": "vocab:0", "filename": "vocab.txt"}],
-     "main_op": "init_all_tables" | null}
+The builder captures the graph (as a MetaGraphDef) and host copies of the variables in
+memory; `save()` writes everything under a temporary sibling (`<export_dir>.tmp<hex>`),
+fsyncs it and renames it into place, so a crash leaves either no export_dir or a
+complete one. Ops with no GraphDef form (a py_func's Python function, a dataset) are
+left out with what depends on them; exporting a signature or main op that needs one
+raises ValueError naming it.
 
-The builder keeps what `add_meta_graph_and_variables` / `add_meta_graph` capture (the
-graph as JSON, host copies of the variables) in memory; `save()` writes the whole
-directory under a temporary sibling (`<export_dir>.tmp<hex>`), fsyncs it and renames it
-into place, so a crash leaves either no export_dir or a complete one.
-
-On load, the graph is rebuilt in `sess.graph`, every variable is assigned from the
-variables file (no restore ops run), an asset tensor that is a Const is repointed at
-the exported copy in assets/ (and fed so, as TF does, to the main op), and the main op
-runs.
+`load` imports the meta graph into `sess.graph` (TensorFlow's resource variables run as
+tensorflux variables, io/resource_variables.py), restores the variables (through the
+graph's own Saver ops when its SaverDef names them, as TensorFlow does, else with a
+Saver over the imported variables), feeds each asset tensor the path of its copy in
+assets/, runs the main op, and returns the MetaGraphDef message.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import uuid
 
 import numpy as np
+from google.protobuf import message as _message
+from google.protobuf import text_format
 
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework import protos
 from tensorflux._src.framework.graph_keys import GraphKeys
-from tensorflux._src.serving import graph_io, signatures
-from tensorflux._src.serving.signatures import SignatureDef, TensorInfo
-from tensorflux._src.train import atomic_write, checkpoint_format
+from tensorflux._src.io import graph_def as _graph_def
+from tensorflux._src.serving import signatures
+from tensorflux._src.serving.signatures import SignatureDef
+from tensorflux._src.train import atomic_write, checkpoint_format, meta_graph
 
-FORMAT = "tensorflux.saved_model"
-VERSION = 1
-SAVED_MODEL_FILENAME = "saved_model.json"
 # TF's names (tf.saved_model.constants)
+SAVED_MODEL_FILENAME_PB = "saved_model.pb"
+SAVED_MODEL_FILENAME_PBTXT = "saved_model.pbtxt"
+SAVED_MODEL_FILENAME = SAVED_MODEL_FILENAME_PB
 SAVED_MODEL_SCHEMA_VERSION = 1
 ASSETS_DIRECTORY = "assets"
 ASSETS_KEY = "saved_model_assets"
@@ -60,64 +59,21 @@ VARIABLES_DIRECTORY = "variables"
 VARIABLES_FILENAME = "variables"
 MAIN_OP_KEY = "saved_model_main_op"
 LEGACY_INIT_OP_KEY = "legacy_init_op"
-
-
-# -- the in-memory forms ---------------------------------------------------------------------
-
-class MetaInfoDef:
-    def __init__(self, tags, tensorflow_version="1.15", any_info=""):
-        self.tags = list(tags)
-        self.tensorflow_version = tensorflow_version
-        self.any_info = any_info
-
-
-class AssetFileDef:
-    def __init__(self, tensor_name, filename):
-        self.tensor_info = TensorInfo(tensor_name)
-        self.filename = filename
-
-
-class MetaGraphDef:
-    """What loader.load returns: TF's MetaGraphDef fields that matter to a caller."""
-
-    def __init__(self, record):
-        info = record["meta_info_def"]
-        self.meta_info_def = MetaInfoDef(info["tags"], info.get("tensorflow_version", ""),
-                                         info.get("any_info", ""))
-        self.signature_def = {k: SignatureDef._from_dict(v)
-                              for k, v in record["signature_def"].items()}
-        self.asset_file_def = [AssetFileDef(a["tensor_name"], a["filename"])
-                               for a in record.get("asset_file_def", [])]
-        self.graph_def = record["graph_def"]
-        self.collection_def = record["graph_def"].get("collection", {})
-        self._record = record
-
-    def __repr__(self):
-        return (f"MetaGraphDef(tags={self.meta_info_def.tags}, "
-                f"signature_def={sorted(self.signature_def)})")
+DEBUG_DIRECTORY = "debug"
+DEBUG_INFO_FILENAME_PB = "saved_model_debug_info.pb"
 
 
 # -- writing ---------------------------------------------------------------------------------
-
 class SavedModelBuilder:
     """TF1's `tf.saved_model.Builder`: add meta graphs (one per tag set), then `save()`."""
 
     def __init__(self, export_dir):
         self._export_dir = os.fspath(export_dir)
         _check_export_dir(self._export_dir)
-        self._meta_graphs = []
+        self._saved_model = protos.SavedModel(
+            saved_model_schema_version=SAVED_MODEL_SCHEMA_VERSION)
         self._variables = None  # {checkpoint key: numpy value}
         self._assets = {}  # filename in assets/ -> source path
-
-    def _check_signatures(self, signature_def_map):
-        for key, sig in (signature_def_map or {}).items():
-            if not isinstance(sig, SignatureDef):
-                raise TypeError(f"signature_def_map[{key!r}] must be a SignatureDef, got "
-                                f"{type(sig).__name__}")
-            for info in list(sig.inputs.values()) + list(sig.outputs.values()):
-                if not info.name or info.dtype is None:
-                    raise AssertionError("All TensorInfo protos used in the SignatureDefs must "
-                                         "have the name and dtype fields set.")
 
     def add_meta_graph_and_variables(self, sess, tags, signature_def_map=None,
                                      assets_collection=None, legacy_init_op=None,
@@ -128,54 +84,55 @@ class SavedModelBuilder:
             raise AssertionError("Graph state including variables and assets has already been "
                                  "saved. Please invoke `add_meta_graph()` instead.")
         from tensorflux._src.train import saver as saver_lib
+
         saver_lib._check_session(sess)
-        self._check_signatures(signature_def_map)
+        signature_def_map = _signature_protos(signature_def_map)
         variables = _saveables(sess.graph, saver)
         names = sorted(variables)
         values = saver_lib._read_variables(sess, [variables[n] for n in names])
-        record = self._meta_graph(sess.graph, tags, signature_def_map, assets_collection,
-                                  legacy_init_op, main_op, clear_devices, variables)
+        meta = self._meta_graph(sess.graph, tags, signature_def_map, assets_collection,
+                                legacy_init_op, main_op, clear_devices, strip_default_attrs)
         self._variables = dict(zip(names, values))
-        self._meta_graphs.append(record)
+        self._saved_model.meta_graphs.append(meta)
 
     def add_meta_graph(self, tags, signature_def_map=None, assets_collection=None,
                        legacy_init_op=None, clear_devices=False, main_op=None,
                        strip_default_attrs=False, saver=None):
         """Adds the default graph under `tags`, sharing the variables already captured."""
+        del saver  # the variables file is shared: its keys were fixed by the first graph
         if self._variables is None:
             raise AssertionError("Graph state including variables and assets has not been "
                                  "saved yet. Please invoke `add_meta_graph_and_variables()` "
                                  "first.")
-        self._check_signatures(signature_def_map)
-        graph = _graph.get_default_graph()
-        variables = {name: op for name, op in _saveables(graph, saver).items()
-                     if name in self._variables}
-        self._meta_graphs.append(self._meta_graph(graph, tags, signature_def_map,
-                                                  assets_collection, legacy_init_op,
-                                                  main_op, clear_devices, variables))
+        signature_def_map = _signature_protos(signature_def_map)
+        self._saved_model.meta_graphs.append(self._meta_graph(
+            _graph.get_default_graph(), tags, signature_def_map, assets_collection,
+            legacy_init_op, main_op, clear_devices, strip_default_attrs))
 
     def _meta_graph(self, graph, tags, signature_def_map, assets_collection, legacy_init_op,
-                    main_op, clear_devices, variables):
-        import tensorflux
-
+                    main_op, clear_devices, strip_default_attrs):
         if main_op is not None and legacy_init_op is not None:
             raise ValueError("Only one of main_op or legacy_init_op can be set.")
         init_op = main_op if main_op is not None else legacy_init_op
         if init_op is not None and not hasattr(init_op, "name"):
             raise TypeError(f"main_op needs to be an Operation: {init_op!r}")
-        graph_def = graph_io.serialize(graph, clear_devices=clear_devices)
-        signature_def_map = dict(signature_def_map or {})
-        _check_not_dropped(graph_def, signature_def_map, init_op)
-        return {
-            "meta_info_def": {"tags": [str(t) for t in (tags or [])],
-                              "tensorflow_version": "1.15",
-                              "any_info": f"tensorflux {tensorflux.__version__}"},
-            "graph_def": graph_def,
-            "signature_def": {k: v._as_dict() for k, v in sorted(signature_def_map.items())},
-            "variables": {name: op.name for name, op in sorted(variables.items())},
-            "asset_file_def": self._add_assets(assets_collection),
-            "main_op": None if init_op is None else _op_of(init_op).name,
-        }
+        graph_def, dropped = _graph_def.exportable_graph_def(
+            graph, strip_default_attrs=strip_default_attrs)
+        _check_not_dropped(dropped, signature_def_map, init_op)
+        meta = meta_graph.export_meta_graph(graph=graph, graph_def=graph_def,
+                                            clear_devices=clear_devices,
+                                            strip_default_attrs=strip_default_attrs)
+        meta.meta_info_def.tags.extend(str(t) for t in (tags or []))
+        for key in sorted(signature_def_map):
+            meta.signature_def[key].CopyFrom(signature_def_map[key])
+        meta.asset_file_def.extend(self._add_assets(assets_collection))
+        # The main op travels in its own collection (TF 1.15's builder).
+        for key in (MAIN_OP_KEY, LEGACY_INIT_OP_KEY):
+            if key in meta.collection_def:
+                del meta.collection_def[key]
+        if init_op is not None:
+            meta.collection_def[MAIN_OP_KEY].node_list.value.append(_op_of(init_op).name)
+        return meta
 
     def _add_assets(self, assets_collection):
         records = []
@@ -194,7 +151,9 @@ class SavedModelBuilder:
                 raise ValueError(f"Two asset files are named {filename!r}: {previous} and "
                                  f"{path}")
             self._assets[filename] = path
-            records.append({"tensor_name": tensor.name, "filename": filename})
+            asset = protos.AssetFileDef(filename=filename)
+            asset.tensor_info.CopyFrom(signatures.build_tensor_info(tensor)._to_proto())
+            records.append(asset)
         return records
 
     def save(self, as_text=False):
@@ -209,15 +168,18 @@ class SavedModelBuilder:
         tmp = f"{os.path.abspath(self._export_dir)}.tmp{uuid.uuid4().hex}"
         try:
             os.makedirs(os.path.join(tmp, VARIABLES_DIRECTORY))
-            _write_variables(os.path.join(tmp, VARIABLES_DIRECTORY, VARIABLES_FILENAME),
-                             self._variables)
+            checkpoint_format.write(os.path.join(tmp, VARIABLES_DIRECTORY, VARIABLES_FILENAME),
+                                    self._variables)
             if self._assets:
                 os.makedirs(os.path.join(tmp, ASSETS_DIRECTORY))
                 for filename, source in sorted(self._assets.items()):
                     shutil.copyfile(source, os.path.join(tmp, ASSETS_DIRECTORY, filename))
-            document = {"format": FORMAT, "version": VERSION, "meta_graphs": self._meta_graphs}
-            text = json.dumps(document, indent=1 if as_text else None)
-            atomic_write.write_text(os.path.join(tmp, SAVED_MODEL_FILENAME), text)
+            if as_text:
+                atomic_write.write_text(os.path.join(tmp, SAVED_MODEL_FILENAME_PBTXT),
+                                        text_format.MessageToString(self._saved_model))
+            else:
+                atomic_write.write_bytes(os.path.join(tmp, SAVED_MODEL_FILENAME_PB),
+                                         self._saved_model.SerializeToString(deterministic=True))
             _fsync_tree(tmp)
             _publish(tmp, self._export_dir)
         except BaseException:
@@ -229,9 +191,22 @@ class SavedModelBuilder:
 Builder = SavedModelBuilder
 
 
-def _write_variables(prefix, values):
-    """Writes the variables file (a Saver checkpoint without the state file)."""
-    checkpoint_format.write(prefix, values)
+def _signature_protos(signature_def_map):
+    """{key: SignatureDef message} from SignatureDef objects or messages, with TF's
+    checks."""
+    out = {}
+    for key, sig in (signature_def_map or {}).items():
+        if isinstance(sig, SignatureDef):
+            sig = sig._to_proto()
+        elif not isinstance(sig, protos.SignatureDef):
+            raise TypeError(f"signature_def_map[{key!r}] must be a SignatureDef, got "
+                            f"{type(sig).__name__}")
+        for info in list(sig.inputs.values()) + list(sig.outputs.values()):
+            if not info.name or not info.dtype:
+                raise AssertionError("All TensorInfo protos used in the SignatureDefs must "
+                                     "have the name and dtype fields set.")
+        out[key] = sig
+    return out
 
 
 def _check_export_dir(export_dir):
@@ -274,20 +249,18 @@ def _saveables(graph, saver):
         return saver_lib._names_to_variables(objects) if objects else {}
 
 
-def _check_not_dropped(graph_def, signature_def_map, init_op):
-    dropped = set(graph_def["dropped"])
+def _check_not_dropped(dropped, signature_def_map, init_op):
     if not dropped:
         return
     for key, sig in signature_def_map.items():
         for info in list(sig.inputs.values()) + list(sig.outputs.values()):
             op_name = info.name.rpartition(":")[0]
             if op_name in dropped:
-                raise ValueError(f"Signature {key!r} needs {info.name}, which depends on an op "
-                                 f"that cannot be exported (its attrs hold Python objects, "
-                                 f"e.g. a py_func): dropped ops {sorted(dropped)[:5]}")
+                raise ValueError(f"Signature {key!r} needs {info.name}, which cannot be "
+                                 f"exported: {dropped[op_name]}")
     if init_op is not None and _op_of(init_op).name in dropped:
-        raise ValueError(f"main_op {_op_of(init_op).name} depends on an op that cannot be "
-                         f"exported")
+        name = _op_of(init_op).name
+        raise ValueError(f"main_op {name} cannot be exported: {dropped[name]}")
 
 
 def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None):
@@ -303,39 +276,46 @@ def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None):
 
 
 # -- reading ---------------------------------------------------------------------------------
-
 def maybe_saved_model_directory(export_dir):
     """Whether `export_dir` holds a SavedModel."""
-    return os.path.isfile(os.path.join(os.fspath(export_dir), SAVED_MODEL_FILENAME))
+    export_dir = os.fspath(export_dir)
+    return any(os.path.isfile(os.path.join(export_dir, name))
+               for name in (SAVED_MODEL_FILENAME_PB, SAVED_MODEL_FILENAME_PBTXT))
 
 
 contains_saved_model = maybe_saved_model_directory
 
 
 def read_saved_model(export_dir):
-    path = os.path.join(os.fspath(export_dir), SAVED_MODEL_FILENAME)
-    if not os.path.isfile(path):
-        raise IOError(f"SavedModel file does not exist at: {os.fspath(export_dir)}/"
-                      f"{{{SAVED_MODEL_FILENAME}}}")
-    with open(path, encoding="utf-8") as f:
-        try:
-            document = json.load(f)
-        except ValueError as exc:
-            raise IOError(f"Cannot parse file {path}: {exc}") from None
-    if document.get("format") != FORMAT:
-        raise IOError(f"Cannot parse file {path}: not a tensorflux SavedModel")
-    if document.get("version", 0) > VERSION:
-        raise IOError(f"{path} has SavedModel format version {document['version']}; this "
-                      f"tensorflux reads up to {VERSION}")
-    return document
+    """The SavedModel message of `export_dir` (saved_model.pb, else .pbtxt)."""
+    export_dir = os.fspath(export_dir)
+    pb = os.path.join(export_dir, SAVED_MODEL_FILENAME_PB)
+    pbtxt = os.path.join(export_dir, SAVED_MODEL_FILENAME_PBTXT)
+    saved_model = protos.SavedModel()
+    if os.path.isfile(pb):
+        with open(pb, "rb") as f:
+            try:
+                saved_model.ParseFromString(f.read())
+            except _message.DecodeError as exc:
+                raise IOError(f"Cannot parse file {pb}: {exc}.") from None
+    elif os.path.isfile(pbtxt):
+        with open(pbtxt, encoding="utf-8") as f:
+            try:
+                text_format.Merge(f.read(), saved_model)
+            except text_format.ParseError as exc:
+                raise IOError(f"Cannot parse file {pbtxt}: {exc}.") from None
+    else:
+        raise IOError(f"SavedModel file does not exist at: {export_dir}/"
+                      f"{{{SAVED_MODEL_FILENAME_PBTXT}|{SAVED_MODEL_FILENAME_PB}}}")
+    return saved_model
 
 
-def _find_meta_graph(document, tags):
+def _find_meta_graph(saved_model, tags):
     available = []
-    for record in document["meta_graphs"]:
-        available.append(set(record["meta_info_def"]["tags"]))
-        if set(record["meta_info_def"]["tags"]) == set(tags):
-            return record
+    for meta in saved_model.meta_graphs:
+        available.append(set(meta.meta_info_def.tags))
+        if set(meta.meta_info_def.tags) == set(tags):
+            return meta
     raise RuntimeError("MetaGraphDef associated with tags " + str(tags).strip("[]") +
                        " could not be found in SavedModel. To inspect available tag-sets in"
                        " the SavedModel, please use the SavedModel CLI: `saved_model_cli`"
@@ -343,49 +323,78 @@ def _find_meta_graph(document, tags):
 
 
 def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
-    """Loads the meta graph tagged `tags` into `sess.graph` and restores its variables."""
+    """Loads the meta graph tagged `tags` into `sess.graph`, restores its variables, runs
+    its main op; returns its MetaGraphDef."""
     from tensorflux._src.train import saver as saver_lib
 
     saver_lib._check_session(sess)
     export_dir = os.fspath(export_dir)
-    document = read_saved_model(export_dir)
-    record = _find_meta_graph(document, tags)
+    meta = _find_meta_graph(read_saved_model(export_dir), tags)
     graph = sess.graph
     with graph.as_default():
-        ops = graph_io.import_graph(record["graph_def"], graph, import_scope)
-    _restore_variables(sess, export_dir, record["variables"], ops)
-    asset_feeds = _repoint_assets(export_dir, record.get("asset_file_def", []), ops)
-    if record.get("main_op"):
-        sess.run(ops[record["main_op"]], feed_dict=asset_feeds)
-    return MetaGraphDef(record)
+        meta_graph.import_scoped_meta_graph(meta, graph=graph, import_scope=import_scope)
+        _restore_variables(sess, graph, meta, export_dir, import_scope, saver_kwargs)
+        asset_feeds = _asset_feeds(graph, meta, export_dir, import_scope)
+        init_op = _main_op(graph, meta, import_scope)
+        if init_op is not None:
+            sess.run(init_op, feed_dict=asset_feeds)
+    return meta
 
 
-def _restore_variables(sess, export_dir, names, ops):
-    from tensorflux._src.train import saver as saver_lib
+def _scoped(name, import_scope):
+    return f"{import_scope.rstrip('/')}/{name}" if import_scope else name
 
-    if not names:
-        return
+
+def _restore_variables(sess, graph, meta, export_dir, import_scope, saver_kwargs):
+    from tensorflux._src.train.saver import Saver
+
     prefix = os.path.join(export_dir, VARIABLES_DIRECTORY, VARIABLES_FILENAME)
-    reader = checkpoint_format.CheckpointReader(prefix)
-    shapes = reader.get_variable_to_shape_map()
-    for key in names:
-        if key not in shapes:
-            raise errors.NotFoundError(None, None, f"Key {key} not found in checkpoint "
-                                                   f"{prefix}")
-    values = reader.get_tensors(sorted(names))
-    saver_lib._assign_variables(sess, {ops[op_name]: values[key]
-                                       for key, op_name in names.items()})
+    saver_def = meta.saver_def if meta.HasField("saver_def") else None
+    if saver_def is not None and saver_def.restore_op_name:
+        # The graph's own Saver ops, as TF's loader runs them.
+        restore = _scoped(saver_def.restore_op_name, import_scope)
+        filename = _scoped(saver_def.filename_tensor_name, import_scope)
+        sess.run(restore, {filename: prefix})
+        return
+    variables = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
+    if not variables:
+        return
+    if not checkpoint_format.exists(prefix):
+        raise errors.NotFoundError(None, None, f"The SavedModel at {export_dir} has variables "
+                                               f"but no variables file at {prefix}.index")
+    var_list = variables
+    if import_scope:
+        var_list = {v.op.name[len(import_scope.rstrip("/")) + 1:]: v for v in variables}
+    Saver(var_list=var_list, **saver_kwargs).restore(sess, prefix)
 
 
-def _repoint_assets(export_dir, asset_file_defs, ops):
+def _asset_feeds(graph, meta, export_dir, import_scope):
+    """{asset tensor: path of its copy in assets/}; a Const asset is repointed there."""
+    assets = list(meta.asset_file_def)
+    if ASSETS_KEY in meta.collection_def:  # TF before 1.13 kept them in a collection
+        for packed in meta.collection_def[ASSETS_KEY].any_list.value:
+            asset = protos.AssetFileDef()
+            packed.Unpack(asset)
+            assets.append(asset)
     feeds = {}
-    for asset in asset_file_defs:
-        op_name, _, index = asset["tensor_name"].rpartition(":")
-        op = ops[op_name]
-        path = os.path.join(os.path.abspath(export_dir), ASSETS_DIRECTORY, asset["filename"])
+    for asset in assets:
+        tensor = graph.get_tensor_by_name(_scoped(asset.tensor_info.name, import_scope))
+        path = os.path.join(os.path.abspath(export_dir), ASSETS_DIRECTORY, asset.filename)
         value = np.array(path.encode("utf-8"), dtype=object)
-        if op.type == "Const":
-            op._set_attr("value", value)
-            op.graph._version += 1
-        feeds[op.outputs[int(index)]] = value
+        if tensor.op.type == "Const":
+            tensor.op._set_attr("value", value)
+            graph._version += 1
+        feeds[tensor] = value
     return feeds
+
+
+def _main_op(graph, meta, import_scope):
+    for key in (MAIN_OP_KEY, LEGACY_INIT_OP_KEY):
+        collection = meta.collection_def.get(key)
+        if collection is not None and collection.node_list.value:
+            if len(collection.node_list.value) != 1:
+                raise RuntimeError(f"Expected exactly one SavedModel main op. Found: "
+                                   f"{list(collection.node_list.value)}")
+            return graph.as_graph_element(_scoped(collection.node_list.value[0],
+                                                  import_scope))
+    return None

@@ -5,6 +5,7 @@ names, argument checks and messages)."""
 from __future__ import annotations
 
 from tensorflux._src.framework import dtypes as _dtypes
+from tensorflux._src.framework import protos
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.operation import Tensor
 
@@ -52,9 +53,20 @@ class TensorInfo:
         return {"name": self.name, "dtype": self.dtype.name if self.dtype else None,
                 "shape": self.shape}
 
+    def _to_proto(self):
+        """TF's TensorInfo message."""
+        return protos.TensorInfo(name=self.name, dtype=self.dtype.as_datatype_enum,
+                                 tensor_shape=protos.shape_proto(self.tensor_shape))
+
     @classmethod
-    def _from_dict(cls, record):
-        return cls(record["name"], record["dtype"], tensor_shape.TensorShape(record["shape"]))
+    def _from_proto(cls, proto):
+        if proto.WhichOneof("encoding") != "name":
+            raise ValueError(f"TensorInfo {proto} is not a dense tensor (coo_sparse and "
+                             f"composite tensors are not supported in signatures)")
+        return cls(proto.name, _dtypes.as_dtype(proto.dtype),
+                   tensor_shape.TensorShape(None) if proto.tensor_shape.unknown_rank else
+                   tensor_shape.TensorShape([None if d.size < 0 else d.size
+                                             for d in proto.tensor_shape.dim]))
 
     def __eq__(self, other):
         return isinstance(other, TensorInfo) and self._as_dict() == other._as_dict()
@@ -77,11 +89,20 @@ class SignatureDef:
                 "inputs": {k: v._as_dict() for k, v in sorted(self.inputs.items())},
                 "outputs": {k: v._as_dict() for k, v in sorted(self.outputs.items())}}
 
+    def _to_proto(self):
+        """TF's SignatureDef message."""
+        out = protos.SignatureDef(method_name=self.method_name)
+        for key, info in self.inputs.items():
+            out.inputs[key].CopyFrom(info._to_proto())
+        for key, info in self.outputs.items():
+            out.outputs[key].CopyFrom(info._to_proto())
+        return out
+
     @classmethod
-    def _from_dict(cls, record):
-        return cls({k: TensorInfo._from_dict(v) for k, v in record["inputs"].items()},
-                   {k: TensorInfo._from_dict(v) for k, v in record["outputs"].items()},
-                   record["method_name"])
+    def _from_proto(cls, proto):
+        return cls({k: TensorInfo._from_proto(v) for k, v in proto.inputs.items()},
+                   {k: TensorInfo._from_proto(v) for k, v in proto.outputs.items()},
+                   proto.method_name)
 
     def __eq__(self, other):
         return isinstance(other, SignatureDef) and self._as_dict() == other._as_dict()

@@ -73,14 +73,19 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         meta.meta_info_def.tensorflow_git_version = _producer()
     meta.meta_info_def.stripped_default_attrs = bool(strip_default_attrs)
     if graph_def is None:
-        graph_def = _graph_def.graph_def(graph, add_shapes=True,
-                                         strip_default_attrs=strip_default_attrs)
+        graph_def, dropped = _graph_def.exportable_graph_def(
+            graph, strip_default_attrs=strip_default_attrs)
+        if dropped:
+            _log.warning("export_meta_graph leaves out %d op(s) with no GraphDef form and "
+                         "those depending on them, e.g. %s", len(dropped),
+                         "; ".join(f"{k} ({v})" for k, v in list(dropped.items())[:3]))
     meta.graph_def.CopyFrom(_scoped(graph_def, export_scope, clear_devices))
     if saver_def is not None and getattr(saver_def, "save_tensor_name", ""):
         meta.saver_def.CopyFrom(as_saver_def_proto(saver_def))
     keys = graph.get_all_collection_keys() if collection_list is None else collection_list
+    kept = {_strip(n.name, export_scope) for n in graph_def.node}
     for key in sorted(set(keys), key=str):
-        _export_collection(meta, graph, key, export_scope)
+        _export_collection(meta, graph, key, export_scope, kept)
     if filename is not None:
         write_meta_graph(meta, filename, as_text=as_text)
     return meta
@@ -119,6 +124,10 @@ def as_saver_def_proto(saver_def):
     return out
 
 
+def _op_name(item):
+    return getattr(item, "op", item).name
+
+
 def _strip(name, scope):
     """`name` without `scope/` (None when it is outside the scope); control `^` kept."""
     if not scope:
@@ -152,12 +161,14 @@ def _scoped(graph_def, export_scope, clear_devices):
     return out
 
 
-def _export_collection(meta, graph, key, export_scope):
+def _export_collection(meta, graph, key, export_scope, kept):
     from tensorflux._src.train.variables import Variable  # noqa: PLC0415
 
     if not isinstance(key, str) or key in _UNEXPORTED:
         return
-    items = graph.get_collection(key)
+    # Items whose ops were left out of the GraphDef (or are outside export_scope) go too.
+    items = [v for v in graph.get_collection(key)
+             if not hasattr(v, "name") or _strip(_op_name(v), export_scope) in kept]
     if not items:
         return
     collection = protos.CollectionDef()

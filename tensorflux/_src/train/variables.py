@@ -194,24 +194,6 @@ class Variable(metaclass=_CreatedThroughCreators):
                 self._snapshot = array_ops.identity(self._variable, name="read")
         _graph.get_default_graph().add_to_collections(collections, self)
 
-    @classmethod
-    def _from_graph_elements(cls, variable, initializer, snapshot, initial_value,
-                             trainable=True):
-        """A Variable over ops already in a graph (an imported graph's, as TF's
-        `Variable(variable_def=...)`); it adds no ops and joins no collections."""
-        self = cls.__new__(cls)
-        self._trainable = trainable
-        self._constraint = None
-        self._caching_device = None
-        self._synchronization = VariableSynchronization.AUTO
-        self._aggregation = VariableAggregation.NONE
-        self._save_slice_info = None
-        self._initial_value = initial_value
-        self._variable = variable
-        self._initializer_op = initializer
-        self._snapshot = snapshot
-        return self
-
     # -- VariableDef (MetaGraphs and SavedModels: train/meta_graph.py) ---------------------
     def to_proto(self, export_scope=None):
         """This variable's VariableDef (TF's variable.proto), names relative to
