@@ -17,9 +17,10 @@ from tensorflux._src.serving.signatures import (  # noqa: F401
     regression_signature_def,
 )
 from tensorflux.saved_model import (  # noqa: F401
-    builder, constants, loader, signature_constants, signature_def_utils, tag_constants,
-    utils,
+    builder, constants, loader, main_op, signature_constants, signature_def_utils,
+    tag_constants, utils,
 )
+from tensorflux._src.serving.saved_model_utils import main_op_with_restore  # noqa: F401
 
 
 def save(obj, export_dir, signatures=None, options=None):

@@ -125,3 +125,36 @@ def test_tensorflow_loads_a_tensorflux_saved_model(tmp_path):
         sig = meta.signature_def["serving_default"]
         got = sess.run(sig.outputs["y"].name, {sig.inputs["x"].name: feed})
     np.testing.assert_allclose(got, expect, rtol=1e-6)
+
+
+def test_method_name_updater_rewrites_tensorflows_saved_model(tmp_path):
+    shutil.copytree(EXPORT, tmp_path / "m")
+    updater = tf.saved_model.signature_def_utils.MethodNameUpdater(str(tmp_path / "m"))
+    updater.replace_method_name("predict", "tensorflow/serving/regress", tags="serve")
+    with pytest.raises(ValueError, match="does not have a signature_def with key: 'nope'"):
+        updater.replace_method_name("nope", "x")
+    with pytest.raises(ValueError, match=r"tags \['gpu'\] could not be found"):
+        updater.replace_method_name("predict", "x", tags=["gpu"])
+    with pytest.raises(ValueError, match="`method_name` must be defined"):
+        updater.replace_method_name("predict", "")
+    updater.save()
+    with tf.Session(graph=tf.Graph()) as sess:
+        sigs = tf.saved_model.loader.load(sess, ["serve"], str(tmp_path / "m")).signature_def
+    assert sigs["predict"].method_name == "tensorflow/serving/regress"
+    assert sigs["classify"].method_name == "tensorflow/serving/classify"
+
+
+def test_main_op_initializes_local_variables_and_tables():
+    with tf.Graph().as_default():
+        counter = tf.Variable(5, name="counter", collections=[tf.GraphKeys.LOCAL_VARIABLES])
+        table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(["a", "b"], [1, 2]), -1)
+        init = tf.saved_model.main_op.main_op()
+        with tf.Session() as sess:
+            sess.run(init)
+            assert sess.run(counter) == 5
+            assert list(sess.run(table.lookup(tf.constant(["b", "z"])))) == [2, -1]
+            assign = counter.assign(9)
+            restore = tf.saved_model.main_op_with_restore(assign.op.name)
+            sess.run(restore)
+            assert sess.run(counter) == 9
