@@ -14,7 +14,7 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import protos, tensor_util
-from tensorflux._src.framework.protowire import DecodeError
+from tensorflux._src.framework.protos import DecodeError
 from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.op_builder import apply_op

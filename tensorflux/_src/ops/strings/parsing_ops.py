@@ -42,7 +42,7 @@ from tensorflux._src.framework.tensor_conversion import convert_to_tensor, make_
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
 from tensorflux._src.framework import protos, tensor_util
 from tensorflux._src.io import example_proto
-from tensorflux._src.framework.protowire import DecodeError
+from tensorflux._src.framework.protos import DecodeError
 from tensorflux._src.ops.array import array_ops, slicing_ops
 from tensorflux._src.ops.constant import constant
 from tensorflux._src.ops.op_builder import apply_op

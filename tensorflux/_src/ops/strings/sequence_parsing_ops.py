@@ -29,7 +29,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.operation import Tensor
-from tensorflux._src.framework.protowire import DecodeError
+from tensorflux._src.framework.protos import DecodeError
 from tensorflux._src.framework.sparse_tensor import SparseTensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor, make_ndarray
 from tensorflux._src.framework.tensor_shape import TensorShape
