@@ -87,7 +87,7 @@ def _differences(file_name, theirs):
 @pytest.mark.parametrize("file_name", PROTO_FILES)
 def test_messages_match_tensorflow(file_name):
     pytest.importorskip("tensorflow")
-    from google.protobuf import descriptor_pool  # noqa: PLC0415
+    from google.protobuf import descriptor_pool
 
     for module in TF_MODULES:
         importlib.import_module(module)
@@ -96,7 +96,7 @@ def test_messages_match_tensorflow(file_name):
 
 def test_descriptor_set_is_regenerated_from_the_proto_files(tmp_path):
     pytest.importorskip("grpc_tools")
-    import importlib.util  # noqa: PLC0415
+    import importlib.util
 
     spec = importlib.util.spec_from_file_location(
         "regenerate", os.path.join(PROTO_DIR, "regenerate.py"))
