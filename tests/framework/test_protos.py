@@ -110,3 +110,26 @@ def test_descriptor_set_is_regenerated_from_the_proto_files(tmp_path):
 def test_every_proto_file_is_in_the_descriptor_set():
     for file_name in PROTO_FILES:
         assert proto.pool().FindFileByName(file_name).name == file_name
+
+
+def test_tensorflow_reads_our_config_and_run_metadata():
+    pytest.importorskip("tensorflow")
+    from tensorflow.core.protobuf import config_pb2
+
+    import tensorflux as tf
+    from tensorflux._src.runtime.config import compiler_options_config
+
+    config = compiler_options_config({"xla_cpu_experimental_ynn_fusion_type": None},
+                                     tf.ConfigProto(log_device_placement=True))
+    theirs = config_pb2.ConfigProto.FromString(config.SerializeToString())
+    assert theirs.log_device_placement and not theirs.allow_soft_placement  # as given
+    assert theirs.graph_options.rewrite_options.custom_optimizers[0].name == \
+        "xla_compiler_options"
+    with tf.Graph().as_default():
+        x = tf.constant([1.0, 2.0])
+        metadata = tf.RunMetadata()
+        with tf.Session() as sess:
+            sess.run(x * 2.0, run_metadata=metadata)
+    theirs = config_pb2.RunMetadata.FromString(metadata.SerializeToString())
+    assert theirs.SerializeToString() == metadata.SerializeToString()
+    assert theirs.step_stats.dev_stats[0].thread_names[0].startswith("cluster_0")

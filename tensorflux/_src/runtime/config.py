@@ -105,16 +105,16 @@ def _attr(key, value):
 
 
 def compiler_options_config(options, config=None):
-    """A copy of `config` (default: a new ConfigProto) whose session compiles with the
-    XLA `options` ({option: value}; None removes an option) on top of what the runtime
-    picks, e.g. {"xla_cpu_experimental_ynn_fusion_type": None} turns off autotuning.
-    Replaces options set before."""
+    """A copy of `config` whose session compiles with the XLA `options` ({option:
+    value}; None removes an option) on top of what the runtime picks, e.g.
+    {"xla_cpu_experimental_ynn_fusion_type": None} turns off autotuning. Replaces
+    options set before. Without `config`, starts from the config a Session made with
+    config=None uses (soft placement on, tf.config's settings)."""
     if not isinstance(options, dict):
         raise TypeError(f"options must be a dict of XLA option names to values; got "
                         f"{type(options).__name__}")
     result = ConfigProto()
-    if config is not None:
-        result.CopyFrom(check_config(config))
+    result.CopyFrom(check_config(config))
     entry = _find_entry(result)
     if entry is None:
         entry = result.graph_options.rewrite_options.custom_optimizers.add(
