@@ -126,10 +126,10 @@ def test_tensorflow_reads_our_config_and_run_metadata():
     assert theirs.graph_options.rewrite_options.custom_optimizers[0].name == \
         "xla_compiler_options"
     with tf.Graph().as_default():
-        x = tf.constant([1.0, 2.0])
+        x = tf.placeholder(tf.float32, [2])
         metadata = tf.RunMetadata()
         with tf.Session() as sess:
-            sess.run(x * 2.0, run_metadata=metadata)
+            sess.run(x * 2.0, {x: [1.0, 2.0]}, run_metadata=metadata)
     theirs = config_pb2.RunMetadata.FromString(metadata.SerializeToString())
     assert theirs.SerializeToString() == metadata.SerializeToString()
     assert theirs.step_stats.dev_stats[0].thread_names[0].startswith("cluster_0")

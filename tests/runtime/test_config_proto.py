@@ -8,7 +8,10 @@ import pytest
 
 import tensorflux as tf
 from tensorflux._src.runtime.config import (
-    compiler_options, compiler_options_config, run_plan, step_kind,
+    compiler_options,
+    compiler_options_config,
+    run_plan,
+    step_kind,
 )
 
 KEY = "xla_cpu_experimental_ynn_fusion_type"
@@ -44,9 +47,9 @@ def test_explicit_config_places_strictly_as_tf():
     with tf.Graph().as_default():
         with tf.device("/device:CPU:7"):  # no such CPU here
             x = tf.constant([1.0, 2.0]) * 2.0
-        with tf.Session(config=tf.ConfigProto()) as sess:
-            with pytest.raises(tf.errors.InvalidArgumentError, match="Cannot assign a device"):
-                sess.run(x)
+        with tf.Session(config=tf.ConfigProto()) as sess, \
+                pytest.raises(tf.errors.InvalidArgumentError, match="Cannot assign a device"):
+            sess.run(x)
         with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:
             np.testing.assert_allclose(sess.run(x), [2.0, 4.0])
 
