@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
-from tensorflux._src.runtime.config import compiler_options_config
 from tensorflux import models
+from tensorflux._src.runtime.config import compiler_options_config
 from tensorflux.models import retinanet as R
 
 # One set of XLA options, so a graph compiles once (no per-cluster tuning runs).

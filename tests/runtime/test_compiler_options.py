@@ -6,8 +6,8 @@ import jax
 import numpy as np
 
 import tensorflux as tf
-from tensorflux._src.runtime.config import compiler_options_config
 from tensorflux._src.compiler import options
+from tensorflux._src.runtime.config import compiler_options_config
 
 CPU = jax.devices("cpu")[0]
 KEY = options.LIBRARY_FUSION_KEY

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
-from tensorflux._src.runtime.config import run_plan, step_kind
 from tensorflux._src.ops.array.host_ops import where_indices
+from tensorflux._src.runtime.config import run_plan, step_kind
 
 
 def test_run_metadata_lists_each_step_and_where_it_ran():
