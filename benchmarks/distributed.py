@@ -68,6 +68,7 @@ def measure_model_parallel(steps, windows):
     import numpy as np
 
     import tensorflux as tf
+    from tensorflux._src.runtime.config import run_plan
 
     def steps_per_sec(first, second):
         graph = tf.Graph()
@@ -101,7 +102,7 @@ def measure_model_parallel(steps, windows):
                     sess.run([train_op, loss], feeds)
                 rates.append(steps / (time.perf_counter() - start))
             final = float(sess.run(loss, feeds))
-        return statistics.median(rates), len(meta.run_plan), final
+        return statistics.median(rates), len(run_plan(meta)), final
 
     one, one_clusters, one_loss = steps_per_sec("/cpu:0", "/cpu:0")
     two, two_clusters, two_loss = steps_per_sec("/cpu:0", "/cpu:1")

@@ -8,6 +8,7 @@ import json
 import numpy as np
 
 import tensorflux as tf
+from tensorflux._src.runtime.config import run_plan
 
 STEPS, BATCH = 3, 8
 
@@ -57,7 +58,7 @@ def train_mlp(first, second, colocate=True):
         # Where each variable's buffer (and its Momentum slot) lives in the store.
         homes = {op.name: sorted(d.id for d in buf.devices())
                  for op, buf in sess._state.variables.items()}
-    plan = [line.split(":")[0] + ":" + line.split(":")[1] for line in meta.run_plan]
+    plan = [line.split(":")[0] + ":" + line.split(":")[1] for line in run_plan(meta)]
     return {"losses": losses, "values": [v.tolist() for v in values], "plan": plan,
             "step_devices": [s.device for s in meta.step_stats.dev_stats],
             "homes": homes}
@@ -96,7 +97,7 @@ def variable_elsewhere():
             after = sess.run(v)
             home = sorted(d.id for d in sess._state.variables[v.op].devices())
     return {"y": y_value.tolist(), "after": after.tolist(), "home": home,
-            "plan": meta.run_plan}
+            "plan": run_plan(meta)}
 
 
 def host_op_between_devices():
@@ -111,7 +112,7 @@ def host_op_between_devices():
         meta = tf.RunMetadata()
         with tf.Session() as sess:
             value = sess.run(out, {x: [0.5, 1.5, 2.0, 3.0]}, run_metadata=meta)
-    return {"value": float(value), "plan": meta.run_plan}
+    return {"value": float(value), "plan": run_plan(meta)}
 
 
 print(json.dumps({"mlp": mlp(), "variable_elsewhere": variable_elsewhere(),

@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 import tensorflux as tf
+from tensorflux._src.runtime.config import run_plan
 
 STEPS, GLOBAL_BATCH, FEATURES, HIDDEN, CLASSES = 3, 8, 4, 6, 3
 LEARNING_RATE = 0.5
@@ -77,7 +78,7 @@ def main(out_dir):
                 run_metadata=meta)
             out["losses"].append(float(loss_value))
             out["logits"].append(logits_value.tolist())
-        out["plan"] = meta.run_plan[0]
+        out["plan"] = run_plan(meta)[0]
         out["final"] = [v.tolist() for v in sess.run(variables)]
         xg, yg = global_batch(0)
         checks = sess.run([rows_seen, doubled_sum, sorted_sum, lr_seen],

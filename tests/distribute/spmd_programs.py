@@ -13,11 +13,12 @@ import sys
 import numpy as np
 
 import tensorflux as tf
+from tensorflux._src.runtime.config import compiler_options_config, run_plan
 
 N = int(sys.argv[1])
 STEPS, BATCH = 2, 4 * N
 # One executable per cluster (no autotuning of XLA:CPU's conv fusion): keeps it quick.
-CONFIG = tf.ConfigProto(compiler_options={"xla_cpu_experimental_ynn_fusion_type": None})
+CONFIG = compiler_options_config({"xla_cpu_experimental_ynn_fusion_type": None})
 
 
 def data(step, features, classes):
@@ -71,7 +72,7 @@ def train(model, features, classes, mode):
         values = sess.run(variables)
         devices_holding = {v.op.name: sess._state.variables[v.op].sharding.num_devices
                            for v in variables}
-    return losses, values, meta.run_plan[0].split(":")[0], devices_holding
+    return losses, values, run_plan(meta)[0].split(":")[0], devices_holding
 
 
 def compare(model, features, classes, mode):

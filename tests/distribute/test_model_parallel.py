@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
+from tensorflux._src.runtime.config import run_plan
 
 PROGRAMS = pathlib.Path(__file__).with_name("model_parallel_programs.py")
 TOLERANCE = 1e-6
@@ -91,4 +92,4 @@ def test_devices_that_do_not_exist_here_are_one_cluster():
         with tf.Session() as sess:
             value = sess.run(c, {x: [1.0, 2.0]}, run_metadata=meta)
     np.testing.assert_allclose(value, [9.0, 25.0])
-    assert meta.run_plan == ["cluster_0 on cpu: mul, add, mul_1"]
+    assert run_plan(meta) == ["cluster_0 on cpu: mul, add, mul_1"]

@@ -19,12 +19,13 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
+from tensorflux._src.runtime.config import compiler_options_config
 from tensorflux.models import densenet, mobilenet
 from tensorflux.models.registry import specs
 
 # The session compiles each step once with XLA's default options (no autotuning, which
 # would compile every convolution cluster twice).
-FAST_COMPILE = tf.ConfigProto(compiler_options={"xla_cpu_experimental_ynn_fusion_type": None})
+FAST_COMPILE = compiler_options_config({"xla_cpu_experimental_ynn_fusion_type": None})
 
 V1_TINY = mobilenet.MobileNetV1Config(depth_multiplier=0.25, layers=((1, 64), (2, 128)),
                                       dropout_rate=0.0)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
+from tensorflux._src.runtime.config import compiler_options_config
 from tensorflux.models import resnet, squeezenet  # noqa: F401  (registers the models)
 from tensorflux.models.registry import specs
 
@@ -87,7 +88,7 @@ def session(graph=None):
     """A Session that compiles each run once with XLA's default options: by default the
     runtime compiles convolution runs a second way and keeps the faster, which doubles
     compile time, the cost these tests are bounded by."""
-    config = tf.ConfigProto(compiler_options={"xla_cpu_experimental_ynn_fusion_type": None})
+    config = compiler_options_config({"xla_cpu_experimental_ynn_fusion_type": None})
     return tf.Session(graph=graph, config=config)
 
 

@@ -18,12 +18,13 @@ import pytest
 
 import tensorflux as tf
 from tensorflux import models
+from tensorflux._src.runtime.config import compiler_options_config
 from tensorflux.models import retinanet as R
 
 # One set of XLA options, so a graph compiles once (no per-cluster tuning runs).
 # Library dot fusion: XLA:CPU compiles ResNet-50 ~8x faster with it than with its defaults.
-ONE_COMPILE = tf.ConfigProto(
-    compiler_options={"xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT"})
+ONE_COMPILE = compiler_options_config(
+    {"xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT"})
 
 
 def session():

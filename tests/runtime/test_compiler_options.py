@@ -7,6 +7,7 @@ import numpy as np
 
 import tensorflux as tf
 from tensorflux._src.compiler import options
+from tensorflux._src.runtime.config import compiler_options_config
 
 CPU = jax.devices("cpu")[0]
 KEY = options.LIBRARY_FUSION_KEY
@@ -68,7 +69,7 @@ def test_conv_training_step_is_autotuned_and_state_stays_consistent():
 
 
 def test_session_config_reaches_the_executable():
-    config = tf.ConfigProto(compiler_options={KEY: "LIBRARY_FUSION_TYPE_DOT"})
+    config = compiler_options_config({KEY: "LIBRARY_FUSION_TYPE_DOT"})
     x = tf.placeholder(tf.float32, [2, 2])
     y = tf.matmul(x, x)
     with tf.Session(config=config) as sess:

@@ -264,5 +264,5 @@ def test_config_proto_accepted():
                             gpu_options=tf.GPUOptions(allow_growth=True))
     with tf.Session(config=config) as sess:
         assert sess.run(tf.constant(1)) == 1
-    with pytest.raises(ValueError, match="no field"):
+    with pytest.raises(ValueError, match=r"has no \"not_a_field\" field"):  # TF's words
         tf.ConfigProto(not_a_field=1)

@@ -137,26 +137,32 @@ class Executable:
 
     def run_traced(self, feeds, session_state, run_metadata):
         """`run`, also recording each step's ops and wall time into `run_metadata`."""
-        from tensorflux._src.runtime.config import DeviceStepStats, NodeExecStats, StepStats
-        stats = StepStats()
-        cluster_numbers = iter(range(len(self.clusters)))
+        from tensorflux._src.framework import protos
+        if not isinstance(run_metadata, protos.RunMetadata):
+            raise TypeError(f"run_metadata must be a tf.RunMetadata, but got "
+                            f"{type(run_metadata)}")
+        stats = protos.StepStats()
+        # The step's line of the run plan names its executor, as thread 0 of the step
+        # (runtime/config.py: run_plan, step_kind read it back).
+        lines = {id(step): line for step, line in zip(self.steps, self.describe())}
 
         def on_step(step, start, end):
             if isinstance(step, run_plan.HostStep):
-                device, kind, ops = _HOST_DEVICE, "host", [step.op]
+                device, ops = _HOST_DEVICE, [step.op]
             else:
                 jax_device = step.cluster.device
                 device = (f"/job:localhost/replica:0/task:0/device:"
                           f"{jax_device.platform.upper()}:{jax_device.id}")
-                kind, ops = f"xla:cluster_{next(cluster_numbers)}", step.ops
-            stats.dev_stats.append(DeviceStepStats(device=device, kind=kind, node_stats=[
-                NodeExecStats(node_name=op.name, timeline_label=op.type,
-                              all_start_micros=int(start * 1e6),
-                              all_end_rel_micros=int((end - start) * 1e6)) for op in ops]))
+                ops = step.ops
+            stats.dev_stats.append(protos.DeviceStepStats(
+                device=device, thread_names={0: lines[id(step)]}, node_stats=[
+                    protos.NodeExecStats(node_name=op.name, timeline_label=op.type,
+                                         all_start_micros=int(start * 1e6),
+                                         all_end_rel_micros=int((end - start) * 1e6))
+                    for op in ops]))
 
         results = self._run_steps(feeds, session_state, on_step)
-        run_metadata.step_stats = stats
-        run_metadata.run_plan = self.describe()
+        run_metadata.step_stats.CopyFrom(stats)
         return results
 
     def _first_run(self, feeds, session_state):

@@ -9,8 +9,9 @@ everywhere, so a cluster containing an op marked `xla_cpu_library_fusion` (the
 convolutions) is compiled both ways and the faster executable is kept after a few
 timed runs (`Autotuner`). Other clusters use XLA's defaults.
 
-A session's `ConfigProto(compiler_options={...})` is applied on top and wins; setting
-the library-fusion key yourself (a value, or None to remove it) turns autotuning off.
+A session's compiler options (`runtime/config.py: compiler_options_config`, kept in
+its ConfigProto) are applied on top and win; setting the library-fusion key yourself
+(a value, or None to remove it) turns autotuning off.
 """
 
 from __future__ import annotations

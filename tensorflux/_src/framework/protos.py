@@ -77,7 +77,22 @@ SequenceExample = _M("tensorflow.SequenceExample")
 NodeExecStats = _M("tensorflow.NodeExecStats")
 DeviceStepStats = _M("tensorflow.DeviceStepStats")
 StepStats = _M("tensorflow.StepStats")
-RunMetadataProto = _M("tensorflow.RunMetadata")
+
+# config.proto, rewriter_config.proto (tf.ConfigProto and friends: runtime/config.py)
+ConfigProto = _M("tensorflow.ConfigProto")
+GPUOptions = _M("tensorflow.GPUOptions")
+GraphOptions = _M("tensorflow.GraphOptions")
+OptimizerOptions = _M("tensorflow.OptimizerOptions")
+ThreadPoolOptionProto = _M("tensorflow.ThreadPoolOptionProto")
+RPCOptions = _M("tensorflow.RPCOptions")
+SessionMetadata = _M("tensorflow.SessionMetadata")
+ClusterDef = _M("tensorflow.ClusterDef")
+JobDef = _M("tensorflow.JobDef")
+RunOptions = _M("tensorflow.RunOptions")
+RunMetadata = _M("tensorflow.RunMetadata")
+RunMetadataProto = RunMetadata  # the name timeline.py used before tf.RunMetadata was it
+CallableOptions = _M("tensorflow.CallableOptions")
+RewriterConfig = _M("tensorflow.RewriterConfig")
 
 
 def shape_proto(shape) -> TensorShapeProto:

@@ -86,11 +86,11 @@ class Benchmark(metaclass=_BenchmarkRegistrar):
             deltas.append(time.time() - start)
         extras = dict(extras) if extras is not None else {}
         if store_trace:
-            from tensorflux._src.runtime.config import RunMetadata, RunOptions
+            from tensorflux._src.runtime.config import RunMetadata, RunOptions, run_plan
             md = RunMetadata()
             sess.run(op_or_tensor, feed_dict=feed_dict,
                      options=RunOptions(trace_level=RunOptions.FULL_TRACE), run_metadata=md)
-            extras["full_trace_run_plan"] = "\n".join(md.run_plan)
+            extras["full_trace_run_plan"] = "\n".join(run_plan(md))
         deltas.sort()
         mid = len(deltas) // 2
         median = deltas[mid] if len(deltas) % 2 else (deltas[mid - 1] + deltas[mid]) / 2.0

@@ -1,82 +1,40 @@
-"""`tf.ConfigProto` / `tf.GPUOptions` / `tf.RunOptions`: session settings TF1 code passes.
+"""`tf.ConfigProto`, `tf.GPUOptions`, `tf.RunOptions`, `tf.RunMetadata`: TF's messages.
 
-These are plain records with TF's field names. Fields that only steer TF's own thread
-pools are accepted and kept so programs run unchanged; tensorflux reads
-`allow_soft_placement`, `log_device_placement` and `compiler_options` (XLA options for
-every executable the session compiles).
+They are the protobuf classes of framework/proto/config.proto (TF's fields and numbers),
+so a config or run metadata serializes, prints and compares as TF's, and unknown
+keyword fields raise ValueError as in TF. Fields that only steer TF's own thread pools
+are kept so programs run unchanged; the Session reads `allow_soft_placement` and
+`log_device_placement`.
+
+Two tensorflux additions live inside TF's messages, in fields TF defines for open-ended
+data, so they survive CopyFrom, deepcopy and serialization:
+
+- a session's XLA compiler options are a Grappler custom-optimizer entry named
+  "xla_compiler_options" in `graph_options.rewrite_options` (see `compiler_options`,
+  `compiler_options_config`);
+- a traced run names the executor of each step ("cluster_0 on cpu: a, b" or
+  "host: Where (Where)") as `thread_names[0]` of its DeviceStepStats (see `run_plan`,
+  `step_kind`).
 """
 
 from __future__ import annotations
 
+from tensorflux._src.framework import protos
 
-class _Record:
-    _defaults: dict = {}
+ConfigProto = protos.ConfigProto
+GPUOptions = protos.GPUOptions
+GraphOptions = protos.GraphOptions
+OptimizerOptions = protos.OptimizerOptions
+RunOptions = protos.RunOptions
+RunMetadata = protos.RunMetadata
+NodeExecStats = protos.NodeExecStats
+DeviceStepStats = protos.DeviceStepStats
+StepStats = protos.StepStats
 
-    def __init__(self, **kwargs):
-        unknown = set(kwargs) - set(self._defaults)
-        if unknown:
-            raise ValueError(f"{type(self).__name__} has no field(s) {sorted(unknown)}; "
-                             f"known fields: {sorted(self._defaults)}")
-        for key, default in self._defaults.items():
-            value = kwargs.get(key, default)
-            setattr(self, key, value() if callable(value) and key not in kwargs else value)
-
-    def __repr__(self):
-        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._defaults)
-        return f"{type(self).__name__}({fields})"
-
-
-class GPUOptions(_Record):
-    _defaults = {"allow_growth": False, "per_process_gpu_memory_fraction": 0.0,
-                 "visible_device_list": "", "force_gpu_compatible": False}
-
-
-class OptimizerOptions(_Record):
-    _defaults = {"do_common_subexpression_elimination": True, "do_constant_folding": True,
-                 "opt_level": 0, "global_jit_level": 0}
-
-
-class GraphOptions(_Record):
-    _defaults = {"optimizer_options": OptimizerOptions, "enable_bfloat16_sendrecv": False,
-                 "infer_shapes": False, "place_pruned_graph": False}
-
-
-class ConfigProto(_Record):
-    _defaults = {"device_count": dict, "intra_op_parallelism_threads": 0,
-                 "inter_op_parallelism_threads": 0, "use_per_session_threads": False,
-                 "allow_soft_placement": True, "log_device_placement": False,
-                 "gpu_options": GPUOptions, "graph_options": GraphOptions,
-                 "operation_timeout_in_ms": 0, "isolate_session_state": False,
-                 "compiler_options": dict}
-
-
-class RunOptions(_Record):
-    NO_TRACE, SOFTWARE_TRACE, HARDWARE_TRACE, FULL_TRACE = 0, 1, 2, 3
-    _defaults = {"trace_level": 0, "timeout_in_ms": 0, "output_partition_graphs": False,
-                 "report_tensor_allocations_upon_oom": False}
-
-
-class NodeExecStats(_Record):
-    _defaults = {"node_name": "", "timeline_label": "", "all_start_micros": 0,
-                 "all_end_rel_micros": 0}
-
-
-class DeviceStepStats(_Record):
-    """One step of the run plan and the ops it ran; `kind` (not in TF's proto) is
-    "xla:cluster_<n>" for a compiled cluster or "host" for a host op."""
-    _defaults = {"device": "", "kind": "", "node_stats": list}
-
-
-class StepStats(_Record):
-    _defaults = {"dev_stats": list}
-
-
-class RunMetadata(_Record):
-    """Filled by `Session.run(..., run_metadata=md)`: `step_stats.dev_stats` has one entry
-    per step of the run plan, in order, and `run_plan` says the same as text lines."""
-    _defaults = {"step_stats": StepStats, "cost_graph": None, "partition_graphs": list,
-                 "run_plan": list}
-
+# Unlike TF (whose proto default is False), a Session made without a config places an op
+# whose device does not exist on one that does: tensorflux runs TF1 programs written for
+# GPU machines on whatever JAX finds. An explicit ConfigProto() is TF's: strict.
+SOFT_PLACEMENT_DEFAULT = True
 
 # Process-wide settings made through tf.config (soft placement, thread counts, JIT):
 # ConfigProto fields for Sessions created without a config, as TF1's Session took its
@@ -87,9 +45,96 @@ session_defaults = {}
 
 def default_config():
     """The ConfigProto of a Session created with config=None."""
-    fields = {k: v for k, v in session_defaults.items() if k in ConfigProto._defaults}
-    config = ConfigProto(**fields)
+    config = ConfigProto(allow_soft_placement=SOFT_PLACEMENT_DEFAULT)
+    for key, value in session_defaults.items():
+        if key in ConfigProto.DESCRIPTOR.fields_by_name:
+            setattr(config, key, value)
     if "global_jit_level" in session_defaults:
         config.graph_options.optimizer_options.global_jit_level = \
             session_defaults["global_jit_level"]
     return config
+
+
+def check_config(config):
+    """`config` as a Session takes it: None (the default config) or a ConfigProto."""
+    if config is None:
+        return default_config()
+    if not isinstance(config, ConfigProto):
+        raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
+    return config
+
+
+# -- XLA compiler options (a tensorflux extension) ------------------------------------
+COMPILER_OPTIONS_NAME = "xla_compiler_options"
+
+
+def _find_entry(config):
+    for entry in config.graph_options.rewrite_options.custom_optimizers:
+        if entry.name == COMPILER_OPTIONS_NAME:
+            return entry
+    return None
+
+
+def compiler_options(config) -> dict:
+    """The XLA compiler options `config` sets for every executable of its session:
+    {option: value}, a value of None removing an option the runtime would choose."""
+    entry = _find_entry(config) if config is not None else None
+    if entry is None:
+        return {}
+    out = {}
+    for key, attr in entry.parameter_map.items():
+        kind = attr.WhichOneof("value")
+        out[key] = (None if kind is None else attr.s.decode() if kind == "s"
+                    else getattr(attr, kind))
+    return out
+
+
+def _attr(key, value):
+    if value is None:
+        return protos.AttrValue()  # no value: "remove this option"
+    if isinstance(value, bool):
+        return protos.AttrValue(b=value)
+    if isinstance(value, int):
+        return protos.AttrValue(i=value)
+    if isinstance(value, float):
+        return protos.AttrValue(f=value)
+    if isinstance(value, str):
+        return protos.AttrValue(s=value.encode())
+    raise TypeError(f"compiler_options[{key!r}] must be a str, bool, int, float or None; "
+                    f"got {type(value).__name__} {value!r}")
+
+
+def compiler_options_config(options, config=None):
+    """A copy of `config` whose session compiles with the XLA `options` ({option:
+    value}; None removes an option) on top of what the runtime picks, e.g.
+    {"xla_cpu_experimental_ynn_fusion_type": None} turns off autotuning. Replaces
+    options set before. Without `config`, starts from the config a Session made with
+    config=None uses (soft placement on, tf.config's settings)."""
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict of XLA option names to values; got "
+                        f"{type(options).__name__}")
+    result = ConfigProto()
+    result.CopyFrom(check_config(config))
+    entry = _find_entry(result)
+    if entry is None:
+        entry = result.graph_options.rewrite_options.custom_optimizers.add(
+            name=COMPILER_OPTIONS_NAME)
+    entry.parameter_map.clear()
+    for key, value in options.items():
+        entry.parameter_map[key].CopyFrom(_attr(key, value))
+    return result
+
+
+# -- the run plan of a traced run (a tensorflux extension) ----------------------------
+def run_plan(run_metadata) -> list:
+    """The run plan of a traced `Session.run` as text lines, one per step in the order
+    they ran: "cluster_0 on cpu: a, b" for a compiled cluster, "host: name (Type)" for
+    a host op."""
+    return [d.thread_names.get(0, "") for d in run_metadata.step_stats.dev_stats]
+
+
+def step_kind(dev_stats) -> str:
+    """"xla:cluster_<n>" when a DeviceStepStats of a traced run is a compiled cluster,
+    "host" when it is a host op."""
+    line = dev_stats.thread_names.get(0, "")
+    return "host" if line.startswith("host:") else "xla:" + line.split(" ", 1)[0]

@@ -23,7 +23,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework import default_session
 from tensorflux._src.runtime import devices, fetches as _fetches
-from tensorflux._src.runtime.config import default_config
+from tensorflux._src.runtime import config as _config
 from tensorflux._src.runtime.session_ops import TensorHandle
 from tensorflux._src.framework.tensor_conversion import make_ndarray
 
@@ -94,7 +94,7 @@ class BaseSession:
         if not isinstance(self._graph, _graph.Graph):
             raise TypeError(f"graph must be a tf.Graph, but got {type(self._graph)}")
         self._target = target
-        self._config = config if config is not None else default_config()
+        self._config = _config.check_config(config)
         self._closed = False
         self._runs = {}  # (graph version, fetch key, feed key) -> _Run
         self._runs_version = self._graph.version
@@ -246,7 +246,8 @@ class BaseSession:
         executable = self._executables.get(signature)
         if executable is None:
             executable = Executable(fetch_tensors, target_ops, feed_tensors,
-                                    self.compile_stats, self._config.compiler_options)
+                                    self.compile_stats,
+                                    _config.compiler_options(self._config))
             self._executables[signature] = executable
             if self._config.log_device_placement or devices.get_log_device_placement():
                 devices.log_placement(executable.placements())

@@ -295,7 +295,7 @@ def set_inter_op_parallelism_threads(num_threads):
 def get_soft_device_placement():
     """Whether an op placed on a device that does not exist runs on one that does."""
     return _runtime_config.session_defaults.get(
-        "allow_soft_placement", _runtime_config.ConfigProto._defaults["allow_soft_placement"])
+        "allow_soft_placement", _runtime_config.SOFT_PLACEMENT_DEFAULT)
 
 
 def set_soft_device_placement(enabled):

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 
-from tensorflux._src.framework import protos
-
 __all__ = ["Timeline", "run_metadata_proto"]
 
 
@@ -76,11 +74,6 @@ class Timeline:
 
 
 def run_metadata_proto(run_metadata):
-    """`tf.RunMetadata` as TF's RunMetadata message (its step stats), which
-    FileWriter.add_run_metadata serializes into the event file."""
-    return protos.RunMetadataProto(step_stats=protos.StepStats(dev_stats=[
-        protos.DeviceStepStats(device=d.device, node_stats=[
-            protos.NodeExecStats(node_name=n.node_name, all_start_micros=n.all_start_micros,
-                                 all_end_rel_micros=n.all_end_rel_micros,
-                                 timeline_label=n.timeline_label) for n in d.node_stats])
-        for d in run_metadata.step_stats.dev_stats]))
+    """`tf.RunMetadata` as the RunMetadata message FileWriter.add_run_metadata
+    serializes into the event file: it already is one (kept for callers)."""
+    return run_metadata
