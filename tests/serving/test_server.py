@@ -439,6 +439,27 @@ def _http(method, url, body=None):
         return exc.code, json.loads(exc.read())
 
 
+def start_server(model_name, base, repo, *flags):
+    """`tensorflux serve` for the models under `base`, on a free port: (process, the
+    model's URL) once the model answers."""
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tensorflux", "serve", "--model_name", model_name,
+         "--model_base_path", str(base), "--rest_api_port", str(port), "--host", "127.0.0.1",
+         *flags], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}/v1/models/{model_name}"
+    for _ in range(600):
+        try:
+            if _http("GET", url)[0] == 200:
+                break
+        except OSError:
+            pass
+        if server.poll() is not None:
+            raise AssertionError(server.stdout.read())
+        time.sleep(0.1)
+    return server, url
+
+
 def _cli(*args, cwd):
     result = subprocess.run([sys.executable, "-m", "tensorflux", *args], cwd=cwd,
                             capture_output=True, text=True, timeout=240)
@@ -457,22 +478,8 @@ def test_end_to_end_train_export_serve(tmp_path):
     _cli("train", "--dataset", "iris", "--epochs", "2", "--logdir", str(run_dir), cwd=repo)
     _cli("export", "--logdir", str(run_dir), "--export_dir", str(base), "--version", "1",
          cwd=repo)
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tensorflux", "serve", "--model_name", "iris",
-         "--model_base_path", str(base), "--rest_api_port", str(port), "--host", "127.0.0.1",
-         "--file_system_poll_wait_seconds", "0.2"],
-        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}/v1/models/iris"
+    server, url = start_server("iris", base, repo, "--file_system_poll_wait_seconds", "0.2")
     try:
-        for _ in range(600):
-            try:
-                if _http("GET", url)[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert server.poll() is None, server.stdout.read()
-            time.sleep(0.1)
         status, doc = _http("GET", url)
         assert doc["model_version_status"][0]["state"] == "AVAILABLE"
         status, doc = _http("GET", url + "/metadata")

@@ -6,16 +6,13 @@ predictions; and (where TensorFlow is importable) TF loading a tensorflux export
 import json
 import os
 import shutil
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
 
 import tensorflux as tf
 from tensorflux.serving import load_servable
-from tests.serving.test_server import _free_port, _http
+from tests.serving.test_server import _http, start_server
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "fixtures", "tf1")
@@ -76,21 +73,8 @@ def test_tensorflux_serve_answers_predict_for_tensorflows_export(tmp_path):
     base = tmp_path / "models"
     shutil.copytree(EXPORT, base / "1")
     repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tensorflux", "serve", "--model_name", "tfm",
-         "--model_base_path", str(base), "--rest_api_port", str(port), "--host", "127.0.0.1"],
-        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}/v1/models/tfm"
+    server, url = start_server("tfm", base, repo)
     try:
-        for _ in range(600):
-            try:
-                if _http("GET", url)[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert server.poll() is None, server.stdout.read()
-            time.sleep(0.1)
         status, doc = _http("POST", url + ":predict",
                             {"signature_name": "predict", "instances": FEATURES.tolist()})
         assert status == 200, doc

@@ -34,25 +34,26 @@ def expected_value(name):
     return flat.reshape(record["shape"])
 
 
-def _build_fixture_model():
-    """The fixture's training graph, written as a TF1 user would (same names)."""
-    x = tf.placeholder(tf.float32, [None, 8, 8, 1], name="x")
-    y = tf.placeholder(tf.int64, [None], name="y")
-    with tf.variable_scope("conv1"):
-        kernel = tf.get_variable("kernel", [3, 3, 1, 4])
-        bias = tf.get_variable("bias", [4], initializer=tf.zeros_initializer())
-    h = tf.nn.relu(tf.nn.conv2d(x, kernel, [1, 1, 1, 1], "SAME") + bias)
-    h = tf.reshape(tf.nn.max_pool2d(h, 2, 2, "VALID"), [-1, 64])
-    with tf.variable_scope("dense", partitioner=tf.fixed_size_partitioner(2)):
-        dense_kernel = tf.get_variable("kernel", [64, 3])
-    with tf.variable_scope("dense"):
-        dense_bias = tf.get_variable("bias", [3], initializer=tf.zeros_initializer())
-    logits = tf.matmul(h, dense_kernel) + dense_bias
-    loss = tf.reduce_mean(
-        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    global_step = tf.train.get_or_create_global_step()
-    tf.Variable(b"", dtype=tf.string, name="label", trainable=False)
-    tf.train.AdamOptimizer(0.01).minimize(loss, global_step=global_step)
+def _build_fixture_model(v1=tf, ops=tf):
+    """The fixture's training graph, written as a TF1 user would (same names): in
+    tensorflux by default, in real TensorFlow with v1=tf.compat.v1, ops=tensorflow."""
+    x = v1.placeholder(ops.float32, [None, 8, 8, 1], name="x")
+    y = v1.placeholder(ops.int64, [None], name="y")
+    with v1.variable_scope("conv1"):
+        kernel = v1.get_variable("kernel", [3, 3, 1, 4])
+        bias = v1.get_variable("bias", [4], initializer=v1.zeros_initializer())
+    h = ops.nn.relu(ops.nn.conv2d(x, kernel, [1, 1, 1, 1], "SAME") + bias)
+    h = ops.reshape(ops.nn.max_pool2d(h, 2, 2, "VALID"), [-1, 64])
+    with v1.variable_scope("dense", partitioner=v1.fixed_size_partitioner(2)):
+        dense_kernel = v1.get_variable("kernel", [64, 3])
+    with v1.variable_scope("dense"):
+        dense_bias = v1.get_variable("bias", [3], initializer=v1.zeros_initializer())
+    logits = ops.matmul(h, dense_kernel) + dense_bias
+    loss = ops.reduce_mean(
+        ops.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    global_step = v1.train.get_or_create_global_step()
+    v1.Variable(b"", dtype=ops.string, name="label", trainable=False)
+    v1.train.AdamOptimizer(0.01).minimize(loss, global_step=global_step)
     return dense_kernel
 
 
@@ -197,27 +198,6 @@ def test_tensorflow_saver_restores_bundle_written_here(tmp_path):
     assert values["global_step"] == 3 and values["label"] == b"tensorflux fixture"
 
 
-def _build_fixture_model_in(v1, real_tf):
-    """The fixture's training graph in real TensorFlow (tf.compat.v1), same names."""
-    x = v1.placeholder(real_tf.float32, [None, 8, 8, 1], name="x")
-    y = v1.placeholder(real_tf.int64, [None], name="y")
-    with v1.variable_scope("conv1"):
-        kernel = v1.get_variable("kernel", [3, 3, 1, 4])
-        bias = v1.get_variable("bias", [4], initializer=v1.zeros_initializer())
-    h = real_tf.nn.relu(real_tf.nn.conv2d(x, kernel, [1, 1, 1, 1], "SAME") + bias)
-    h = real_tf.reshape(real_tf.nn.max_pool2d(h, 2, 2, "VALID"), [-1, 64])
-    with v1.variable_scope("dense", partitioner=v1.fixed_size_partitioner(2)):
-        dense_kernel = v1.get_variable("kernel", [64, 3])
-    with v1.variable_scope("dense"):
-        dense_bias = v1.get_variable("bias", [3], initializer=v1.zeros_initializer())
-    logits = real_tf.matmul(h, dense_kernel) + dense_bias
-    loss = real_tf.reduce_mean(
-        real_tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    global_step = v1.train.get_or_create_global_step()
-    v1.Variable(b"", dtype=real_tf.string, name="label", trainable=False)
-    v1.train.AdamOptimizer(0.01).minimize(loss, global_step=global_step)
-
-
 def test_tensorflow_saver_restores_what_tensorflux_saver_writes(tmp_path):
     """Real TF's Saver restores a checkpoint tensorflux's Saver wrote (Adam slots, a
     partitioned kernel saved as slices, an int64 global_step, a string variable), and
@@ -244,7 +224,7 @@ def test_tensorflow_saver_restores_what_tensorflux_saver_writes(tmp_path):
         listed = tf.train.list_variables(prefix)
     assert prefix.endswith("model.ckpt-3") and ours["global_step"] == 3
     with real_tf.Graph().as_default():
-        _build_fixture_model_in(v1, real_tf)
+        _build_fixture_model(v1, real_tf)
         with v1.Session() as sess:
             v1.train.Saver().restore(sess, prefix)
             theirs = {v.op.name: sess.run(v) for v in v1.global_variables()}

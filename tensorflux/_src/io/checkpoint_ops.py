@@ -36,6 +36,7 @@ from tensorflux._src.io import tensor_bundle
 from tensorflux._src.ops.op_helpers import kernel_error
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
 from tensorflux._src.train import atomic_write
+from tensorflux._src.train.variables import Variable
 
 
 def _text(value) -> str:
@@ -47,27 +48,14 @@ def parse_slice_spec(spec: str, name: str):
     """(full shape, starts, sizes) of a shape_and_slices entry; None for ""."""
     if not spec:
         return None
-    *dims, extents = spec.split(" ")
     try:
-        full = [int(d) for d in dims]
-        parts = extents.split(":")
-        if len(parts) != len(full):
-            raise ValueError
-        starts, sizes = [], []
-        for part, dim in zip(parts, full):
-            if part == "-":
-                starts.append(0)
-                sizes.append(dim)
-            else:
-                start, length = (int(x) for x in part.split(","))
-                starts.append(start)
-                sizes.append(length)
+        info = Variable.SaveSliceInfo.from_spec(spec)
     except ValueError:
         raise errors.InvalidArgumentError(
             None, None, f"Could not parse shape_and_slices \"{spec}\" of tensor {name}: "
                         f"expected the full shape, then start,length or - per dimension, "
                         f"as \"64 3 0,32:-\"") from None
-    return full, starts, sizes
+    return info.full_shape, info.var_offset, info.var_shape
 
 
 def _check_lengths(tensor_names, shape_and_slices, count, op):
