@@ -143,3 +143,22 @@ def test_missing_function_is_named_with_its_node():
         with pytest.raises(ValueError, match="'choose'.*then_branch names function "
                                              "'then_fn'"):
             tf.import_graph_def(gd, name="")
+
+
+def test_frozen_graph_keeps_its_control_flow_functions():
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float32, [3], name="x")
+        w = tf.Variable([2.0, 3.0, 4.0], name="w")
+        out = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * w),
+                            [tf.constant(0), x])[1]
+        tf.identity(out, name="out")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            frozen = tf.graph_util.convert_variables_to_constants(
+                sess, graph.as_graph_def(), ["out"])
+    assert len(frozen.library.function) == 2
+    with tf.Graph().as_default():
+        tf.import_graph_def(frozen, name="")
+        with tf.Session() as sess:
+            got = sess.run("out:0", {"x:0": [1.0, 1.0, 1.0]})
+    np.testing.assert_allclose(got, np.array([2.0, 3.0, 4.0]) ** 3)
