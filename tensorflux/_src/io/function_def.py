@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework import protos
+from tensorflux._src.framework import protos, tensor_util
 
 # Node names inside generated functions for the maximum_iterations counter; function
 # node names live in their own namespace, apart from the body's op names (which are
@@ -270,9 +272,6 @@ def body_function(name, body, args, results, library, node_def, counter=None):
 
 
 def _const_node(name, dtype, value):
-    from tensorflux._src.framework import tensor_util
-    import numpy as np
-
     node = protos.NodeDef(name=name, op="Const")
     node.attr["dtype"].CopyFrom(protos.AttrValue(type=dtype.as_datatype_enum))
     tensor = protos.AttrValue()
