@@ -6,7 +6,9 @@ dtype checks and the run plan treat imported ops like any others. Its attrs are
 converted from AttrValue to the Python values the records hold (type -> DType, shape
 -> TensorShape, tensor -> numpy, list -> list, s -> str unless the record's default
 is bytes) and missing ones take the record's defaults. Nodes are built in dependency
-order, so a GraphDef need not be sorted.
+order, so a GraphDef need not be sorted. Functional control flow (If/StatelessIf/
+While/StatelessWhile with FunctionDef bodies in `library`) becomes tensorflux's If/While
+constructs (io/function_def_import.py).
 
 TF's rules kept: names get the prefix `name` ("import" by default, uniquified like a
 name scope; "" for none), `input_map` replaces tensors (`"x:0"`, `"x"`) or control
