@@ -223,8 +223,14 @@ def test_as_graph_def_uses_tf_attr_names_and_drops_bookkeeping():
 def test_strict_export_names_ops_without_a_graph_def_form():
     from tensorflux._src.io.graph_def import NotExpressible, graph_def
     with tf.Graph().as_default() as graph:
-        x = tf.placeholder(tf.float32, [], name="x")
-        tf.cond(x > 0, lambda: x * 2, lambda: x, name="choose")
+        x = tf.placeholder(tf.float32, [2], name="x")
+        tf.scan(lambda a, e: a + e, x, name="total")
         graph.as_graph_def()  # for display: no error
-        with pytest.raises(NotExpressible, match="'choose/If' .*functional control flow"):
+        with pytest.raises(NotExpressible, match="'total/Scan' .*no TensorFlow counterpart"):
+            graph_def(graph, strict=True)
+    with tf.Graph().as_default() as graph:
+        v = tf.Variable(1.0, name="v")
+        x = tf.placeholder(tf.float32, [], name="x")
+        tf.cond(x > 0, lambda: tf.assign(v, x), lambda: tf.identity(x), name="choose")
+        with pytest.raises(NotExpressible, match="'choose/If' .*through their Ref \\(v: "):
             graph_def(graph, strict=True)

@@ -12,9 +12,10 @@ to `list`. Attrs a tensorflux record carries that TF's OpDef for the op lacks (o
 for bookkeeping, `_NOT_IN_TF` below) are left out; attrs TF has and we lack all have
 defaults in TF's OpDefs, which TF's importer fills in.
 
-Some ops have no GraphDef form: functional control flow, whose bodies are Python
-objects here (TF keeps them in a FunctionDefLibrary), and ops whose attrs hold Python
-values (py_func, datasets). For display (TensorBoard, `Graph.as_graph_def()`) their
+Functional control flow (`If`, `While`) becomes TF's functional ops with their bodies
+as FunctionDefs in `library` (io/function_def.py); ops inside bodies are written there,
+not as graph nodes. Some ops have no GraphDef form: `Scan`, bodies that use variables
+through their Ref, and ops whose attrs hold Python values (py_func, datasets). For display (TensorBoard, `Graph.as_graph_def()`) their
 inexpressible attrs are left out; with `strict=True` (freezing, anything meant for
 TensorFlow) a ValueError names every such node.
 
@@ -29,6 +30,7 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import protos, tensor_shape, tensor_util, versions
+from tensorflux._src.io import function_def
 from tensorflux._src.ops.registry import REQUIRED
 
 # Attrs of tensorflux records with no counterpart in TF's OpDef of the same op:
@@ -53,11 +55,15 @@ def graph_def(graph, add_shapes: bool = False, strict: bool = False,
     export_meta_graph option: an importer fills them back in)."""
     out = protos.GraphDef()
     problems = []
+    library = {}  # FunctionDef name -> FunctionDef, for control-flow bodies
     for op in (graph.get_operations() if ops is None else ops):
-        node, bad = node_def(op, add_shapes, strip_default_attrs)
+        if op._body is not None:
+            continue  # written inside its construct's FunctionDefs
+        node, bad = node_def(op, add_shapes, strip_default_attrs, library=library)
         if bad:
             problems.append(f"'{op.name}' (op: '{op.type}'): {bad}")
         out.node.append(node)
+    out.library.function.extend(library[name] for name in sorted(library))
     if strict and problems:
         raise NotExpressible(
             "Cannot express these ops in a GraphDef TensorFlow can import: "
@@ -75,36 +81,58 @@ def exportable_graph_def(graph, add_shapes: bool = True, strip_default_attrs: bo
     runs. Callers check that what they need (signatures, a main op) was kept."""
     out = protos.GraphDef()
     dropped = {}
+    library = {}  # FunctionDef name -> FunctionDef, of the kept control-flow ops
     for op in graph.get_operations():
+        if op._body is not None:
+            continue  # written inside its construct's FunctionDefs
         lost = [t.op.name for t in op.inputs if t.op.name in dropped] + [
             c.name for c in op.control_inputs if c.name in dropped]
         if lost:
             dropped[op.name] = f"it depends on {lost[0]}"
             continue
-        node, bad = node_def(op, add_shapes, strip_default_attrs)
+        functions = {}
+        node, bad = node_def(op, add_shapes, strip_default_attrs, library=functions)
         if bad:
             dropped[op.name] = bad
             continue
+        library.update(functions)
         out.node.append(node)
+    out.library.function.extend(library[name] for name in sorted(library))
     out.versions.CopyFrom(protos.VersionDef(
         producer=versions.GRAPH_DEF_VERSION,
         min_consumer=versions.GRAPH_DEF_VERSION_MIN_CONSUMER))
     return out, dropped
 
 
-def node_def(op, add_shapes: bool = False, strip_default_attrs: bool = False):
-    """(NodeDef of `op`, text saying what has no GraphDef form or "")."""
+def node_def(op, add_shapes: bool = False, strip_default_attrs: bool = False,
+             library=None, scope=None):
+    """(NodeDef of `op`, text saying what has no GraphDef form or "").
+
+    `library` ({name: FunctionDef}) collects the functions of control-flow bodies;
+    `scope` names inputs (function_def.GraphScope for a graph node, a FunctionScope
+    inside a function body)."""
+    scope = scope or function_def.GraphScope
+    library = {} if library is None else library
     node = protos.NodeDef(name=op.name, op=op.type)
-    node.input.extend(t._as_node_def_input() for t in op.inputs)
-    node.input.extend("^" + c.name for c in op.control_inputs)
     if op.device:
         node.device = op.device
+    if op.op_def.functional:
+        bad = function_def.functional_node(op, node, scope, library, node_def)
+        if add_shapes:
+            _add_shapes(node, op)
+        return node, ", ".join(bad)
     bad = []
-    if op.type.startswith(_TENSORFLUX_ONLY_PREFIX) or op.op_def.functional:
-        bad.append("a tensorflux-only op with no TensorFlow counterpart"
-                   if not op.op_def.functional else
-                   "functional control flow (its bodies are Python objects, not "
-                   "FunctionDefs)")
+    for t in op.inputs:
+        text = scope.input(t)
+        if text is None:  # a Ref of a variable outside the function
+            bad.append(f"input '{t.name}' comes from outside the function (a variable's "
+                       f"Ref: FunctionDefs take resource handles)")
+            text = t.name
+        node.input.append(text)
+    node.input.extend(text for text in (scope.control(c) for c in op.control_inputs)
+                      if text is not None)
+    if op.type.startswith(_TENSORFLUX_ONLY_PREFIX):
+        bad.append("a tensorflux-only op with no TensorFlow counterpart")
     dropped = _NOT_IN_TF["*"] | _NOT_IN_TF.get(op.type, frozenset())
     for key in sorted(op._attrs):
         if key in dropped or (strip_default_attrs and _is_default(
@@ -119,10 +147,14 @@ def node_def(op, add_shapes: bool = False, strip_default_attrs: bool = False):
     if op._colocation_groups:
         node.attr["_class"].CopyFrom(_list_attr(list(op._colocation_groups)))
     if add_shapes:
-        listed = protos.AttrValue.ListValue()
-        listed.shape.extend(protos.shape_proto(t.shape) for t in op.outputs)
-        node.attr["_output_shapes"].CopyFrom(protos.AttrValue(list=listed))
+        _add_shapes(node, op)
     return node, ", ".join(bad)
+
+
+def _add_shapes(node, op):
+    listed = protos.AttrValue.ListValue()
+    listed.shape.extend(protos.shape_proto(t.shape) for t in op.outputs)
+    node.attr["_output_shapes"].CopyFrom(protos.AttrValue(list=listed))
 
 
 def _is_default(value, default):

@@ -6,7 +6,9 @@ dtype checks and the run plan treat imported ops like any others. Its attrs are
 converted from AttrValue to the Python values the records hold (type -> DType, shape
 -> TensorShape, tensor -> numpy, list -> list, s -> str unless the record's default
 is bytes) and missing ones take the record's defaults. Nodes are built in dependency
-order, so a GraphDef need not be sorted.
+order, so a GraphDef need not be sorted. Functional control flow (If/StatelessIf/
+While/StatelessWhile with FunctionDef bodies in `library`) becomes tensorflux's If/While
+constructs (io/function_def_import.py).
 
 TF's rules kept: names get the prefix `name` ("import" by default, uniquified like a
 name scope; "" for none), `input_map` replaces tensors (`"x:0"`, `"x"`) or control
@@ -54,6 +56,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
                              f"is used twice (nodes need unique names).")
         nodes[node.name] = node
     registry = all_ops()
+    from tensorflux._src.io import function_def_import
+    library = function_def_import.library_of(graph_def, registry)
     _check_op_types(graph_def.node, registry)
     order = _topological_order(graph_def.node, nodes)
 
@@ -61,10 +65,12 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     with graph.name_scope(name or "import") if name != "" else _no_scope(graph) as scope:
         prefix = scope
         mapped = _canonical_input_map(input_map, name)
+        library.reserved = frozenset(prefix + n.name for n in order)
         _check_map_keys(mapped, nodes, registry)
         built = {}  # node name -> Operation
         for node in order:
-            built[node.name] = _import_node(graph, node, prefix, registry, built, mapped)
+            built[node.name] = _import_node(graph, node, prefix, registry, built, mapped,
+                                            library)
     _apply_colocation(order, built, prefix)
     if return_elements is None:
         return None
@@ -111,9 +117,10 @@ def _parse_tensor_name(text):
 
 
 def _check_op_types(node_defs, registry):
+    from tensorflux._src.io.function_def_import import FUNCTIONAL
     missing = {}
     for node in node_defs:
-        if node.op not in registry:
+        if node.op not in registry and node.op not in FUNCTIONAL:
             missing.setdefault(node.op, []).append(node.name)
     if missing:
         first = min(missing)
@@ -191,7 +198,7 @@ def _check_map_keys(mapped, nodes, registry):
     for key in mapped:
         src, _, index = key.lstrip("^").partition(":")
         node = nodes.get(src)
-        if node is None or (index and int(index) >= _num_outputs(node, registry[node.op])):
+        if node is None or (index and int(index) >= _num_outputs(node, registry.get(node.op))):
             missing.append(key)
     if missing:
         raise ValueError("Attempted to map inputs that were not found in graph_def: "
@@ -199,6 +206,10 @@ def _check_map_keys(mapped, nodes, registry):
 
 
 def _num_outputs(node, record):
+    if node.op in ("If", "StatelessIf"):
+        return len(node.attr["Tout"].list.type)
+    if node.op in ("While", "StatelessWhile"):
+        return len(node.attr["T"].list.type)
     count = 0
     for arg in record.output_args:
         if arg.type_list_attr is not None:
@@ -210,8 +221,7 @@ def _num_outputs(node, record):
     return count
 
 
-def _import_node(graph, node, prefix, registry, built, mapped):
-    record = registry[node.op]
+def _import_node(graph, node, prefix, registry, built, mapped, library=None):
     data, controls = [], []
     for text in node.input:
         if text.startswith("^"):
@@ -229,17 +239,30 @@ def _import_node(graph, node, prefix, registry, built, mapped):
                                  f"has {len(outputs)} output(s).")
             tensor = outputs[index]
         data.append(tensor)
-    kwargs = _input_kwargs(node, record, data)
-    kwargs.update(_attr_kwargs(node, record))
-    full_name = prefix + node.name
-    with graph.device(node.device) if node.device else contextlib.nullcontext():
-        try:
-            out = apply_op(node.op, name=full_name + "/", **kwargs)
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"graph_def is invalid at node '{node.name}' (op: "
-                             f"'{node.op}'): {e}") from e
-    op = out if isinstance(out, Operation) else (
-        out.op if isinstance(out, Tensor) else graph._nodes_by_name[full_name])
+    return build_op(graph, node, prefix + node.name, registry, data, controls, library)
+
+
+def build_op(graph, node, full_name, registry, data, controls, library=None):
+    """The op for one NodeDef whose inputs are resolved: `data` tensors and `controls`
+    ops. Functional control flow (If, While, with FunctionDef bodies from `library`)
+    goes through io/function_def_import.py."""
+    from tensorflux._src.io import function_def_import
+    if node.op in function_def_import.FUNCTIONAL:
+        with graph.device(node.device) if node.device else contextlib.nullcontext():
+            op = function_def_import.import_functional(
+                graph, node, full_name, data, library or {}, registry)
+    else:
+        record = registry[node.op]
+        kwargs = _input_kwargs(node, record, data)
+        kwargs.update(_attr_kwargs(node, record))
+        with graph.device(node.device) if node.device else contextlib.nullcontext():
+            try:
+                out = apply_op(node.op, name=full_name + "/", **kwargs)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"graph_def is invalid at node '{node.name}' (op: "
+                                 f"'{node.op}'): {e}") from e
+        op = out if isinstance(out, Operation) else (
+            out.op if isinstance(out, Tensor) else graph._nodes_by_name[full_name])
     graph._names_in_use.setdefault(full_name.lower(), 1)  # later ops get `name_1`
     for control in controls:
         op._add_control_input(control)

@@ -40,6 +40,8 @@ def _new_graph_def(like, nodes):
     out.node.extend(nodes)
     if like.HasField("versions"):
         out.versions.CopyFrom(like.versions)
+    if like.HasField("library"):  # control-flow bodies (If/While functions), as TF keeps
+        out.library.CopyFrom(like.library)
     return out
 
 
