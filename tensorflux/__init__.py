@@ -244,7 +244,7 @@ from tensorflux._src.framework.protos import (  # noqa: E402,F401
 )
 # GraphDef interchange: the messages, tf.import_graph_def and tf.graph_util.
 from tensorflux._src.framework.protos import (  # noqa: E402,F401
-    AttrValue, GraphDef, NameAttrList, NodeDef,
+    AttrValue, GraphDef, MetaGraphDef, NameAttrList, NodeDef, TensorInfo,
 )
 from tensorflux._src.io.graph_def_import import import_graph_def  # noqa: E402,F401
 from tensorflux import graph_util  # noqa: E402,F401
