@@ -142,3 +142,17 @@ def test_main_op_initializes_local_variables_and_tables():
             restore = tf.saved_model.main_op_with_restore(assign.op.name)
             sess.run(restore)
             assert sess.run(counter) == 9
+
+
+def test_freeze_tensorflows_saved_model_into_a_graph_def():
+    # TF's SavedModel -> a frozen GraphDef (variables as Consts) -> a fresh graph.
+    with tf.Session(graph=tf.Graph()) as sess:
+        tf.saved_model.loader.load(sess, ["serve"], EXPORT)
+        frozen = tf.graph_util.convert_variables_to_constants(
+            sess, sess.graph.as_graph_def(), ["probabilities"])
+    assert not [n.name for n in frozen.node if n.op in ("VariableV2", "VarHandleOp")]
+    with tf.Graph().as_default():
+        (probs,) = tf.import_graph_def(frozen, name="", return_elements=["probabilities:0"])
+        with tf.Session() as sess:
+            got = sess.run(probs, {"features:0": FEATURES})
+    np.testing.assert_allclose(got, PROBS, rtol=1e-5, atol=1e-7)
