@@ -162,22 +162,27 @@ def differentiable_outputs(op):
 
 # -- evaluating a body ---------------------------------------------------------------------
 
+def ops_needed(body, tensors):
+    """The body ops `tensors` depend on (data and control edges), in creation order."""
+    mine = set(body.ops)
+    needed = set()
+    stack = [t.op for t in tensors]
+    while stack:
+        op = stack.pop()
+        if op in needed or op not in mine:
+            continue
+        needed.add(op)
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op._control_inputs)
+    return [op for op in body.ops if op in needed]
+
+
 def _needed_ops(body, result_indices):
-    """The body ops the given results depend on (data and control edges), in order."""
+    """`ops_needed` for some of the body's results, cached on the body."""
     cache = body.__dict__.setdefault("_needed_cache", {})
     key = tuple(result_indices)
     if key not in cache:
-        mine = set(body.ops)
-        needed = set()
-        stack = [body.results[i].op for i in result_indices]
-        while stack:
-            op = stack.pop()
-            if op in needed or op not in mine:
-                continue
-            needed.add(op)
-            stack.extend(t.op for t in op.inputs)
-            stack.extend(op._control_inputs)
-        cache[key] = [op for op in body.ops if op in needed]
+        cache[key] = ops_needed(body, [body.results[i] for i in result_indices])
     return cache[key]
 
 

@@ -34,6 +34,7 @@ import re
 
 import numpy as np
 
+from tensorflux._src.compiler.functional import ops_needed
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import protos, tensor_util
 
@@ -222,17 +223,8 @@ def _while_node(op, node, values, library, node_def):
 
 
 def _needed_ops(body, results):
-    """The body's ops the results need (data and control inputs), in creation order."""
-    mine = set(body.ops)
-    needed, stack = set(), [t.op for t in results]
-    while stack:
-        op = stack.pop()
-        if op in needed or op not in mine:
-            continue
-        needed.add(op)
-        stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
-    return [op for op in body.ops if op in needed and op.type != "_BodyParameter"]
+    """The body's ops the results need, in creation order, without its parameters."""
+    return [op for op in ops_needed(body, results) if op.type != "_BodyParameter"]
 
 
 def body_function(name, body, args, results, library, node_def, counter=None):
