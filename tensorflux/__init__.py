@@ -257,6 +257,7 @@ from tensorflux import data  # noqa: E402,F401
 from tensorflux import queue  # noqa: E402,F401
 from tensorflux import distribute  # noqa: E402,F401
 from tensorflux import saved_model  # noqa: E402,F401
+from tensorflux import estimator  # noqa: E402,F401
 
 __version__ = "0.1.0"
 
