@@ -209,3 +209,18 @@ def test_tf_errors(tmp_path):
         est.train(lambda: (tf.constant(X4), tf.constant(Y4)), steps=1)
     with pytest.raises(ValueError, match="Mismatched label shape"):
         est.train(_ds({"x": X4}, np.zeros((4, 3), np.int64)), steps=1)
+
+
+def test_optimizer_names_and_defaults():
+    from tensorflux._src.estimator.canned import optimizers
+    for name, cls in [("Adagrad", tf.train.AdagradOptimizer), ("Adam", tf.train.AdamOptimizer),
+                      ("Ftrl", tf.train.FtrlOptimizer), ("RMSProp", tf.train.RMSPropOptimizer),
+                      ("SGD", tf.train.GradientDescentOptimizer)]:
+        assert type(optimizers.get_optimizer_instance(name, 0.1)) is cls
+    opt = tf.train.AdamOptimizer(0.5)
+    assert optimizers.get_optimizer_instance(opt) is opt
+    assert optimizers.get_optimizer_instance(lambda: opt) is opt
+    with pytest.raises(ValueError, match="learning_rate must be specified"):
+        optimizers.get_optimizer_instance("Adam")
+    with pytest.raises(ValueError, match="The given object is not an Optimizer instance"):
+        optimizers.get_optimizer_instance(3)
