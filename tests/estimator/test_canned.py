@@ -2,13 +2,11 @@
 breast cancer, metric values against formulas written here, TF's variable names, label
 vocabularies, weights and TF's errors."""
 
-import os
 
 import numpy as np
-import pytest
 
 import tensorflux as tf
-from tensorflux.datasets import load_breast_cancer, load_iris
+from tensorflux.datasets import load_iris
 
 IRIS_KEYS = ["SepalLength", "SepalWidth", "PetalLength", "PetalWidth"]
 

@@ -6,7 +6,7 @@ from tensorflux._src.estimator.canned import head as head_lib
 
 def check_features(features):
     if not isinstance(features, dict):
-        raise ValueError("features should be a dictionary of `Tensor`s. "
+        raise ValueError("features should be a dictionary of `Tensor`s. "  # noqa: TRY004
                          f"Given type: {type(features)}")
 
 

@@ -1,8 +1,7 @@
 """BaselineClassifier / BaselineRegressor (TF 1.15 v1): ignore the features and learn
 one bias per output (variable baseline/bias), i.e. the label prior / label mean."""
 
-from tensorflux._src.estimator.canned import _common
-from tensorflux._src.estimator.canned import optimizers
+from tensorflux._src.estimator.canned import _common, optimizers
 from tensorflux._src.estimator.estimator import Estimator
 
 _LEARNING_RATE = 0.3  # TF's default for a named baseline optimizer

@@ -4,8 +4,7 @@ dnn/input_from_feature_columns/input_layer/..., dnn/hiddenlayer_<i>/{kernel,bias
 dnn/hiddenlayer_<i>/batchnorm_<i>/{gamma,beta,moving_mean,moving_variance},
 dnn/logits/{kernel,bias}."""
 
-from tensorflux._src.estimator.canned import _common
-from tensorflux._src.estimator.canned import optimizers
+from tensorflux._src.estimator.canned import _common, optimizers
 from tensorflux._src.estimator.estimator import Estimator
 from tensorflux._src.estimator.model_fn import ModeKeys
 

@@ -4,10 +4,11 @@ own optimizer on its own variables, then the global step advances once."""
 
 import math
 
-from tensorflux._src.estimator.canned import _common
-from tensorflux._src.estimator.canned import optimizers
+from tensorflux._src.estimator.canned import _common, optimizers
 from tensorflux._src.estimator.canned.dnn import (
-    _check_dropout, _check_hidden_units, dnn_logits,
+    _check_dropout,
+    _check_hidden_units,
+    dnn_logits,
 )
 from tensorflux._src.estimator.canned.linear import linear_logits
 from tensorflux._src.estimator.estimator import Estimator

@@ -88,12 +88,12 @@ def _check_dense_labels(labels, logits, expected_labels_dimension):
             "You must provide a labels Tensor. Given: None. Suggested Fix: check the "
             "labels argument of the input_fn of your estimator's train and evaluate.")
     if isinstance(labels, tf.SparseTensor):
-        raise ValueError("SparseTensor labels are not supported. labels must be a Tensor "
+        raise ValueError("SparseTensor labels are not supported. labels must be a Tensor "  # noqa: TRY004
                          f"of shape [D0, D1, ..., DN, {expected_labels_dimension}]. "
                          "Suggested Fix (1): Check the label feature in your data. "
                          "Suggested Fix (2): Use tf.sparse.to_dense() to convert it.")
     if isinstance(labels, dict):
-        raise ValueError(f"labels must be a Tensor, got a dict with keys {sorted(labels)}; "
+        raise ValueError(f"labels must be a Tensor, got a dict with keys {sorted(labels)}; "  # noqa: TRY004
                          "a canned estimator takes a single labels Tensor.")
     labels = tf.convert_to_tensor(labels)
     ndims = labels.shape.ndims

@@ -4,8 +4,7 @@ linear/linear_model/<column>/weights and linear/linear_model/bias_weights."""
 
 import math
 
-from tensorflux._src.estimator.canned import _common
-from tensorflux._src.estimator.canned import optimizers
+from tensorflux._src.estimator.canned import _common, optimizers
 from tensorflux._src.estimator.estimator import Estimator
 
 # TF's historical default learning rate for a named optimizer.

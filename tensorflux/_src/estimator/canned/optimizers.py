@@ -28,5 +28,5 @@ def get_optimizer_instance(opt, learning_rate=None):
     if callable(opt) and not isinstance(opt, Optimizer):
         opt = opt()
     if not isinstance(opt, Optimizer):
-        raise ValueError(f"The given object is not an Optimizer instance. Given: {opt}")
+        raise ValueError(f"The given object is not an Optimizer instance. Given: {opt}")  # noqa: TRY004
     return opt
