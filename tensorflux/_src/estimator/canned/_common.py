@@ -2,6 +2,7 @@
 the number of parameter servers, and the head for a classifier's n_classes."""
 
 from tensorflux._src.estimator.canned import head as head_lib
+from tensorflux._src.train import partitioned_variables
 
 
 def check_features(features):
@@ -26,8 +27,7 @@ def default_partitioner(partitioner, config, min_slice_size=64 << 20):
         return partitioner
     n_ps = config.num_ps_replicas if config is not None else 0
     if n_ps > 0:
-        import tensorflux as tf
-        return tf.min_max_variable_partitioner(max_partitions=n_ps,
+        return partitioned_variables.min_max_variable_partitioner(max_partitions=n_ps,
                                                min_slice_size=min_slice_size)
     return None
 

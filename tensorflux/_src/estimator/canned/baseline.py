@@ -3,6 +3,11 @@ one bias per output (variable baseline/bias), i.e. the label prior / label mean.
 
 from tensorflux._src.estimator.canned import _common, optimizers
 from tensorflux._src.estimator.estimator import Estimator
+from tensorflux._src.framework import dtypes, sparse_tensor
+from tensorflux._src.ops.array import array_ops, generator_ops
+from tensorflux._src.ops.math import math_ops
+from tensorflux._src.ops.state import init_ops
+from tensorflux._src.train import variable_scope as vs
 
 _LEARNING_RATE = 0.3  # TF's default for a named baseline optimizer
 _SUM = "weighted_sum"
@@ -15,7 +20,6 @@ def _weight_key(weight_column):
 
 
 def _baseline_model_fn(features, labels, mode, head, optimizer, weight_column, config):
-    import tensorflux as tf
     _common.check_features(features)
     if not features:
         raise ValueError("features should not be empty: the baseline takes its batch "
@@ -26,12 +30,12 @@ def _baseline_model_fn(features, labels, mode, head, optimizer, weight_column, c
     # weight so serving does not need it).
     keys = [k for k in sorted(features) if k != wkey] or sorted(features)
     feature = features[keys[0]]
-    batch = (feature.dense_shape[0] if isinstance(feature, tf.SparseTensor)
-             else tf.shape(feature)[0])
+    batch = (feature.dense_shape[0] if isinstance(feature, sparse_tensor.SparseTensor)
+             else array_ops.shape(feature)[0])
     n = head.logits_dimension
-    with tf.variable_scope("baseline"):
-        bias = tf.get_variable("bias", shape=[n], initializer=tf.zeros_initializer())
-        logits = bias * tf.ones(tf.stack([tf.cast(batch, tf.int32), n]))
+    with vs.variable_scope("baseline"):
+        bias = vs.get_variable("bias", shape=[n], initializer=init_ops.zeros_initializer())
+        logits = bias * generator_ops.ones(array_ops.stack([math_ops.cast(batch, dtypes.int32), n]))
     return head.create_estimator_spec(features=features, mode=mode, labels=labels,
                                       optimizer=optimizer, logits=logits)
 

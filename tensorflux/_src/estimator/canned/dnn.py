@@ -7,6 +7,14 @@ dnn/logits/{kernel,bias}."""
 from tensorflux._src.estimator.canned import _common, optimizers
 from tensorflux._src.estimator.estimator import Estimator
 from tensorflux._src.estimator.model_fn import ModeKeys
+from tensorflux._src.feature_column import models as fc_models
+from tensorflux._src.layers import core as core_layers
+from tensorflux._src.layers import normalization
+from tensorflux._src.ops.linalg import linalg_ops
+from tensorflux._src.ops.nn import nn_ops
+from tensorflux._src.ops.state import init_ops
+from tensorflux._src.summary import summary_ops
+from tensorflux._src.train import variable_scope as vs
 
 _LEARNING_RATE = 0.05  # TF's default for a named DNN optimizer
 _SUM = "weighted_sum"
@@ -15,40 +23,37 @@ _SUM = "weighted_sum"
 def _dense(net, units, activation):
     # Glorot-uniform kernel and zero bias, TF's dense layer defaults; created with
     # get_variable in the caller's scope so the names are exactly <scope>/kernel, /bias.
-    import tensorflux as tf
     n_in = net.shape.as_list()[-1]
-    kernel = tf.get_variable("kernel", [n_in, units],
-                             initializer=tf.glorot_uniform_initializer())
-    bias = tf.get_variable("bias", [units], initializer=tf.zeros_initializer())
-    out = tf.nn.bias_add(tf.matmul(net, kernel), bias)
+    kernel = vs.get_variable("kernel", [n_in, units],
+                             initializer=init_ops.glorot_uniform_initializer())
+    bias = vs.get_variable("bias", [units], initializer=init_ops.zeros_initializer())
+    out = nn_ops.bias_add(linalg_ops.matmul(net, kernel), bias)
     return activation(out) if activation is not None else out
 
 
 def _layer_summary(value, tag):
-    import tensorflux as tf
-    tf.summary.scalar(f"{tag}/fraction_of_zero_values", tf.nn.zero_fraction(value))
-    tf.summary.histogram(f"{tag}/activation", value)
+    summary_ops.scalar(f"{tag}/fraction_of_zero_values", nn_ops.zero_fraction(value))
+    summary_ops.histogram(f"{tag}/activation", value)
 
 
 def dnn_logits(features, mode, units, hidden_units, feature_columns, activation_fn,
                dropout, input_layer_partitioner, batch_norm):
     """[batch, units] logits of the DNN tower (call inside the 'dnn' variable scope)."""
-    import tensorflux as tf
     training = mode == ModeKeys.TRAIN
-    with tf.variable_scope("input_from_feature_columns",
+    with vs.variable_scope("input_from_feature_columns",
                            partitioner=input_layer_partitioner):
-        net = tf.feature_column.input_layer(features, list(feature_columns))
+        net = fc_models.input_layer(features, list(feature_columns))
     for i, n in enumerate(hidden_units):
-        with tf.variable_scope(f"hiddenlayer_{i}") as scope:
+        with vs.variable_scope(f"hiddenlayer_{i}") as scope:
             net = _dense(net, n, activation_fn)
             if dropout is not None and training:
-                net = tf.layers.dropout(net, rate=dropout, training=True)
+                net = core_layers.dropout(net, rate=dropout, training=True)
             if batch_norm:
                 # TF's canned DNN uses momentum 0.999; moving stats update in TRAIN only.
-                net = tf.layers.batch_normalization(net, momentum=0.999, training=training,
+                net = normalization.batch_normalization(net, momentum=0.999, training=training,
                                                     name=f"batchnorm_{i}")
         _layer_summary(net, scope.name)
-    with tf.variable_scope("logits") as scope:
+    with vs.variable_scope("logits") as scope:
         logits = _dense(net, units, None)
     _layer_summary(logits, scope.name)
     return logits
@@ -69,15 +74,14 @@ def _check_dropout(dropout):
 def _dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,
                   optimizer="Adagrad", activation_fn=None, dropout=None,
                   input_layer_partitioner=None, config=None, batch_norm=False):
-    import tensorflux as tf
     _common.check_features(features)
     optimizer = optimizers.get_optimizer_instance(optimizer, learning_rate=_LEARNING_RATE)
     partitioner = _common.default_partitioner(None, config, min_slice_size=256 << 10)
-    with tf.variable_scope("dnn", partitioner=partitioner):
+    with vs.variable_scope("dnn", partitioner=partitioner):
         input_layer_partitioner = _common.default_partitioner(input_layer_partitioner,
                                                               config)
         logits = dnn_logits(features, mode, head.logits_dimension, hidden_units,
-                            feature_columns, activation_fn or tf.nn.relu, dropout,
+                            feature_columns, activation_fn or nn_ops.relu, dropout,
                             input_layer_partitioner, batch_norm)
     return head.create_estimator_spec(features=features, mode=mode, labels=labels,
                                       optimizer=optimizer, logits=logits)

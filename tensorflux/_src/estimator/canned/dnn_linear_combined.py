@@ -12,6 +12,13 @@ from tensorflux._src.estimator.canned.dnn import (
 )
 from tensorflux._src.estimator.canned.linear import linear_logits
 from tensorflux._src.estimator.estimator import Estimator
+from tensorflux._src.framework import graph as graph_lib
+from tensorflux._src.framework import graph_keys
+from tensorflux._src.ops.control import control_ops
+from tensorflux._src.ops.nn import nn_ops
+from tensorflux._src.ops.state import state_ops
+from tensorflux._src.train import optimizer as optimizer_lib
+from tensorflux._src.train import variable_scope as vs
 
 # TF's defaults: named optimizers get these learning rates (linear capped by
 # 1/sqrt(#linear columns)).
@@ -29,23 +36,22 @@ def _dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_c
                                   dnn_hidden_units, dnn_activation_fn, dnn_dropout,
                                   input_layer_partitioner, config, batch_norm,
                                   linear_sparse_combiner):
-    import tensorflux as tf
     _common.check_features(features)
     dnn_logit = linear_logit = None
     if dnn_feature_columns:
         dnn_opt = optimizers.get_optimizer_instance(dnn_optimizer,
                                                     learning_rate=_DNN_LEARNING_RATE)
-        with tf.variable_scope("dnn", partitioner=_common.default_partitioner(
+        with vs.variable_scope("dnn", partitioner=_common.default_partitioner(
                 None, config, min_slice_size=256 << 10)):
             dnn_logit = dnn_logits(
                 features, mode, head.logits_dimension, dnn_hidden_units,
-                dnn_feature_columns, dnn_activation_fn or tf.nn.relu, dnn_dropout,
+                dnn_feature_columns, dnn_activation_fn or nn_ops.relu, dnn_dropout,
                 _common.default_partitioner(input_layer_partitioner, config), batch_norm)
     if linear_feature_columns:
         linear_opt = optimizers.get_optimizer_instance(
             linear_optimizer,
             learning_rate=_linear_learning_rate(len(linear_feature_columns)))
-        with tf.variable_scope("linear", partitioner=_common.default_partitioner(
+        with vs.variable_scope("linear", partitioner=_common.default_partitioner(
                 None, config, min_slice_size=256 << 10)):
             linear_logit = linear_logits(features, linear_feature_columns,
                                          head.logits_dimension, linear_sparse_combiner)
@@ -57,13 +63,13 @@ def _dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_c
     def _train_op_fn(loss):
         train_ops = []
         if dnn_logit is not None:
-            train_ops.append(dnn_opt.minimize(loss, var_list=tf.get_collection(
-                tf.GraphKeys.TRAINABLE_VARIABLES, scope="dnn")))
+            train_ops.append(dnn_opt.minimize(loss, var_list=graph_lib.get_collection(
+                graph_keys.GraphKeys.TRAINABLE_VARIABLES, scope="dnn")))
         if linear_logit is not None:
-            train_ops.append(linear_opt.minimize(loss, var_list=tf.get_collection(
-                tf.GraphKeys.TRAINABLE_VARIABLES, scope="linear")))
-        with tf.control_dependencies([tf.group(*train_ops)]):
-            return tf.assign_add(tf.train.get_global_step(), 1).op
+            train_ops.append(linear_opt.minimize(loss, var_list=graph_lib.get_collection(
+                graph_keys.GraphKeys.TRAINABLE_VARIABLES, scope="linear")))
+        with graph_lib.control_dependencies([control_ops.group(*train_ops)]):
+            return state_ops.assign_add(optimizer_lib.get_global_step(), 1).op
 
     return head.create_estimator_spec(features=features, mode=mode, labels=labels,
                                       train_op_fn=_train_op_fn, logits=logits)

@@ -15,7 +15,25 @@ import collections
 
 from tensorflux._src.estimator import export_output
 from tensorflux._src.estimator.model_fn import EstimatorSpec, ModeKeys
+from tensorflux._src.feature_column import dense_columns
+from tensorflux._src.framework import (
+    dtypes,
+    graph_keys,
+    sparse_tensor,
+    tensor_conversion,
+)
+from tensorflux._src.framework import graph as graph_lib
+from tensorflux._src.layers import losses_impl, metrics_impl
+from tensorflux._src.ops import constant as constant_op
+from tensorflux._src.ops.array import array_ops, generator_ops
+from tensorflux._src.ops.control import control_ops
+from tensorflux._src.ops.debug import check_ops
 from tensorflux._src.ops.lookup import static_tables
+from tensorflux._src.ops.math import math_ops, reduce_ops
+from tensorflux._src.ops.nn import nn_loss_ops, nn_ops
+from tensorflux._src.ops.strings import string_ops
+from tensorflux._src.summary import summary_ops
+from tensorflux._src.train import optimizer as optimizer_lib
 
 # SignatureDef keys of the export outputs (TF's names).
 DEFAULT_SERVING_KEY = "serving_default"
@@ -55,21 +73,13 @@ class MetricKeys:
     RECALL_AT_THRESHOLD = "recall/positive_threshold_%g"
 
 
-def _tf():
-    # The public API is imported lazily: tensorflux/__init__ imports tf.estimator, which
-    # imports this module, so a top-level import would be circular.
-    import tensorflux as tf
-    return tf
-
-
 def _summary_key(head_name, key):
     return f"{key}/{head_name}" if head_name else key
 
 
 def _check_reduction(loss_reduction):
-    tf = _tf()
-    if (loss_reduction not in tf.losses.Reduction.all()
-            or loss_reduction == tf.losses.Reduction.NONE):
+    if (loss_reduction not in losses_impl.Reduction.all()
+            or loss_reduction == losses_impl.Reduction.NONE):
         raise ValueError(f"Invalid loss_reduction: {loss_reduction}")
 
 
@@ -82,12 +92,11 @@ def _check_vocabulary(label_vocabulary, error=ValueError):
 def _check_dense_labels(labels, logits, expected_labels_dimension):
     """Labels as a dense [batch, expected_labels_dimension] tensor; a rank-1 label of a
     one-dimensional head gains its last axis (TF's messages)."""
-    tf = _tf()
     if labels is None:
         raise ValueError(
             "You must provide a labels Tensor. Given: None. Suggested Fix: check the "
             "labels argument of the input_fn of your estimator's train and evaluate.")
-    if isinstance(labels, tf.SparseTensor):
+    if isinstance(labels, sparse_tensor.SparseTensor):
         raise ValueError("SparseTensor labels are not supported. labels must be a Tensor "  # noqa: TRY004
                          f"of shape [D0, D1, ..., DN, {expected_labels_dimension}]. "
                          "Suggested Fix (1): Check the label feature in your data. "
@@ -95,10 +104,10 @@ def _check_dense_labels(labels, logits, expected_labels_dimension):
     if isinstance(labels, dict):
         raise ValueError(f"labels must be a Tensor, got a dict with keys {sorted(labels)}; "  # noqa: TRY004
                          "a canned estimator takes a single labels Tensor.")
-    labels = tf.convert_to_tensor(labels)
+    labels = tensor_conversion.convert_to_tensor(labels)
     ndims = labels.shape.ndims
     if ndims == 1 and expected_labels_dimension == 1:
-        labels = tf.expand_dims(labels, -1)
+        labels = array_ops.expand_dims(labels, -1)
         ndims = 2
     if ndims is not None:
         if ndims < 2:
@@ -118,46 +127,41 @@ def _check_dense_labels(labels, logits, expected_labels_dimension):
 def _weights(features, weight_column, logits):
     """Per-example weights [batch, 1] from `weight_column` (a name or a numeric column),
     or 1.0 when there is none."""
-    tf = _tf()
     if weight_column is None:
         return 1.0
     if isinstance(weight_column, str):
-        weight_column = tf.feature_column.numeric_column(key=weight_column, shape=(1,))
-    from tensorflux._src.feature_column.dense_columns import NumericColumn
-    if not isinstance(weight_column, NumericColumn):
+        weight_column = dense_columns.numeric_column(key=weight_column, shape=(1,))
+    if not isinstance(weight_column, dense_columns.NumericColumn):
         raise TypeError("Weight column must be either a string or _NumericColumn. "
                         f"Given type: {type(weight_column)}.")
     if weight_column.key not in features:
         raise KeyError(f"weight_column {weight_column.key!r} is not in features; "
                        f"features have {sorted(features)}")
-    weights = tf.cast(tf.convert_to_tensor(features[weight_column.key]), tf.float32)
+    weights = math_ops.cast(tensor_conversion.convert_to_tensor(features[weight_column.key]), dtypes.float32)
     if weights.shape.ndims == 1:
-        weights = tf.expand_dims(weights, -1)
+        weights = array_ops.expand_dims(weights, -1)
     return weights
 
 
 def _assert_range(labels, n_classes, message=None):
-    tf = _tf()
-    with tf.name_scope("assert_range"):
-        upper = tf.assert_less_equal(
-            labels, tf.cast(n_classes - 1, labels.dtype),
+    with graph_lib.name_scope("assert_range"):
+        upper = check_ops.assert_less_equal(
+            labels, math_ops.cast(n_classes - 1, labels.dtype),
             message=message or "Labels must <= n_classes - 1")
-        lower = tf.assert_non_negative(labels, message=message or "Labels must >= 0")
-        with tf.control_dependencies([upper, lower]):
-            return tf.identity(labels)
+        lower = check_ops.assert_non_negative(labels, message=message or "Labels must >= 0")
+        with graph_lib.control_dependencies([upper, lower]):
+            return array_ops.identity(labels)
 
 
 def _class_strings(n_classes, label_vocabulary):
-    tf = _tf()
     if label_vocabulary:
-        return tf.constant(list(label_vocabulary), dtype=tf.string)
-    return tf.as_string(tf.range(n_classes))
+        return constant_op.constant(list(label_vocabulary), dtype=dtypes.string)
+    return string_ops.as_string(math_ops.range(n_classes))
 
 
 def _tile_per_example(row, logits):
     # (n,) -> (batch, n): the same row for every example of the batch.
-    tf = _tf()
-    return tf.tile(tf.expand_dims(row, 0), [tf.shape(logits)[0], 1])
+    return array_ops.tile(array_ops.expand_dims(row, 0), [array_ops.shape(logits)[0], 1])
 
 
 def _classification_output(scores, n_classes, label_vocabulary):
@@ -167,27 +171,25 @@ def _classification_output(scores, n_classes, label_vocabulary):
 
 def _class_predictions(logits, class_logits, n_classes, label_vocabulary):
     """class_ids (argmax, [batch, 1]), classes (strings), all_class_ids, all_classes."""
-    tf = _tf()
     pk = PredictionKeys
-    class_ids = tf.expand_dims(tf.argmax(class_logits, axis=-1, name=pk.CLASS_IDS), -1)
+    class_ids = array_ops.expand_dims(reduce_ops.argmax(class_logits, axis=-1, name=pk.CLASS_IDS), -1)
     if label_vocabulary:
         table = static_tables.index_to_string_table_from_tensor(
             list(label_vocabulary), name="class_string_lookup")
         classes = table.lookup(class_ids)
     else:
-        classes = tf.as_string(class_ids, name="str_classes")
+        classes = string_ops.as_string(class_ids, name="str_classes")
     return {
         pk.CLASS_IDS: class_ids,
         pk.CLASSES: classes,
-        pk.ALL_CLASS_IDS: _tile_per_example(tf.range(n_classes), logits),
+        pk.ALL_CLASS_IDS: _tile_per_example(math_ops.range(n_classes), logits),
         pk.ALL_CLASSES: _tile_per_example(_class_strings(n_classes, label_vocabulary),
                                           logits),
     }
 
 
 def _vocab_ids(labels, label_vocabulary):
-    tf = _tf()
-    if labels.dtype != tf.string:
+    if labels.dtype != dtypes.string:
         raise ValueError("Labels dtype should be string if there is a vocabulary. "
                          f"Instead got {labels.dtype}")
     table = static_tables.index_table_from_tensor(
@@ -211,56 +213,54 @@ class _Head:
 
     def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
                               train_op_fn=None, regularization_losses=None):
-        tf = _tf()
-        with tf.name_scope(self._name or "head"):
+        with graph_lib.name_scope(self._name or "head"):
             logits = self._check_logits(logits)
-            with tf.name_scope("predictions"):
+            with graph_lib.name_scope("predictions"):
                 predictions = self._predictions(logits)
             if mode == ModeKeys.PREDICT:
                 return EstimatorSpec(mode, predictions=predictions,
                                      export_outputs=self._export_outputs(predictions))
             loss_spec = self.create_loss(features, mode, logits, labels)
-            reg_loss = tf.add_n(list(regularization_losses)) if regularization_losses \
+            reg_loss = math_ops.add_n(list(regularization_losses)) if regularization_losses \
                 else None
-            loss = loss_spec.training_loss if reg_loss is None else tf.add_n(
+            loss = loss_spec.training_loss if reg_loss is None else math_ops.add_n(
                 [loss_spec.training_loss, reg_loss])
             if mode == ModeKeys.EVAL:
-                with tf.name_scope("metrics"):
+                with graph_lib.name_scope("metrics"):
                     metrics = self._eval_metric_ops(predictions, loss_spec)
                     if reg_loss is not None:
                         metrics[_summary_key(self._name, MetricKeys.LOSS_REGULARIZATION)] = \
-                            tf.metrics.mean(reg_loss, name=MetricKeys.LOSS_REGULARIZATION)
+                            metrics_impl.mean(reg_loss, name=MetricKeys.LOSS_REGULARIZATION)
                 return EstimatorSpec(mode, predictions=predictions, loss=loss,
                                      eval_metric_ops=metrics)
             if optimizer is not None:
                 if train_op_fn is not None:
                     raise ValueError("train_op_fn and optimizer cannot both be set.")
-                train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+                train_op = optimizer.minimize(loss, global_step=optimizer_lib.get_global_step())
             elif train_op_fn is not None:
                 train_op = train_op_fn(loss)
             else:
                 raise ValueError("train_op_fn and optimizer cannot both be None.")
-            update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+            update_ops = graph_lib.get_collection(graph_keys.GraphKeys.UPDATE_OPS)
             if update_ops:
-                train_op = tf.group(train_op, *update_ops)
+                train_op = control_ops.group(train_op, *update_ops)
             mean_loss = None
-            if self._loss_reduction == tf.losses.Reduction.SUM:
+            if self._loss_reduction == losses_impl.Reduction.SUM:
                 # Only under SUM, as TF: the per-example mean for comparison across batch
                 # sizes.
-                mean_loss = loss_spec.training_loss / tf.reduce_sum(
-                    loss_spec.weights * tf.ones_like(loss_spec.unreduced_loss))
-        with tf.name_scope(""):
-            tf.summary.scalar(_summary_key(self._name, MetricKeys.LOSS), loss)
+                mean_loss = loss_spec.training_loss / reduce_ops.reduce_sum(
+                    loss_spec.weights * generator_ops.ones_like(loss_spec.unreduced_loss))
+        with graph_lib.name_scope(""):
+            summary_ops.scalar(_summary_key(self._name, MetricKeys.LOSS), loss)
             if mean_loss is not None:
-                tf.summary.scalar(_summary_key(self._name, MetricKeys.LOSS_MEAN), mean_loss)
+                summary_ops.scalar(_summary_key(self._name, MetricKeys.LOSS_MEAN), mean_loss)
             if reg_loss is not None:
-                tf.summary.scalar(_summary_key(self._name, MetricKeys.LOSS_REGULARIZATION),
+                summary_ops.scalar(_summary_key(self._name, MetricKeys.LOSS_REGULARIZATION),
                                   reg_loss)
         return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
     def _check_logits(self, logits):
-        tf = _tf()
-        logits = tf.cast(tf.convert_to_tensor(logits), tf.float32)
+        logits = math_ops.cast(tensor_conversion.convert_to_tensor(logits), dtypes.float32)
         shape = logits.shape
         if shape.ndims is not None and shape.ndims < 2:
             raise ValueError("logits shape must be [D0, D1, ... DN, logits_dimension], "
@@ -272,20 +272,18 @@ class _Head:
         return logits
 
     def _finish_loss(self, features, logits, unreduced, labels):
-        tf = _tf()
         weights = _weights(features, self._weight_column, logits)
-        training_loss = tf.losses.compute_weighted_loss(
+        training_loss = losses_impl.compute_weighted_loss(
             unreduced, weights=weights, reduction=self._loss_reduction)
         return LossSpec(training_loss, unreduced, weights, labels)
 
     def _mean(self, values, weights, name):
-        tf = _tf()
-        values = tf.cast(values, tf.float32)
+        values = math_ops.cast(values, dtypes.float32)
         if not isinstance(weights, float):
-            weights = weights * tf.ones_like(values)  # broadcast [batch,1] -> values
+            weights = weights * generator_ops.ones_like(values)  # broadcast [batch,1] -> values
         else:
             weights = None
-        return tf.metrics.mean(values, weights=weights, name=name)
+        return metrics_impl.mean(values, weights=weights, name=name)
 
 
 class BinaryClassHead(_Head):
@@ -304,14 +302,13 @@ class BinaryClassHead(_Head):
     logits_dimension = 1
 
     def _predictions(self, logits):
-        tf = _tf()
         pk = PredictionKeys
-        logistic = tf.sigmoid(logits, name=pk.LOGISTIC)
+        logistic = math_ops.sigmoid(logits, name=pk.LOGISTIC)
         # (batch, 2): class 0 has logit 0, so softmax over it equals [1-p, p].
-        two_class_logits = tf.concat([tf.zeros_like(logits), logits], axis=-1,
+        two_class_logits = array_ops.concat([generator_ops.zeros_like(logits), logits], axis=-1,
                                      name="two_class_logits")
         out = {pk.LOGITS: logits, pk.LOGISTIC: logistic,
-               pk.PROBABILITIES: tf.nn.softmax(two_class_logits, name=pk.PROBABILITIES)}
+               pk.PROBABILITIES: nn_ops.softmax(two_class_logits, name=pk.PROBABILITIES)}
         out.update(_class_predictions(logits, two_class_logits, 2, self._label_vocabulary))
         return out
 
@@ -324,45 +321,43 @@ class BinaryClassHead(_Head):
                 PREDICT_SERVING_KEY: export_output.PredictOutput(predictions)}
 
     def create_loss(self, features, mode, logits, labels):
-        tf = _tf()
         labels = _check_dense_labels(labels, logits, 1)
         if self._label_vocabulary is not None:
             labels = _vocab_ids(labels, self._label_vocabulary)
-        labels = _assert_range(tf.cast(labels, tf.float32), 2)
-        unreduced = tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
+        labels = _assert_range(math_ops.cast(labels, dtypes.float32), 2)
+        unreduced = nn_loss_ops.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
         return self._finish_loss(features, logits, unreduced, labels)
 
     def _eval_metric_ops(self, predictions, loss_spec):
-        tf = _tf()
         k, pk = MetricKeys, PredictionKeys
         labels, weights = loss_spec.processed_labels, loss_spec.weights
         w = None if isinstance(weights, float) else weights
         class_ids = predictions[pk.CLASS_IDS]
         logistic = predictions[pk.LOGISTIC]
         label_mean = self._mean(labels, weights, k.LABEL_MEAN)
-        with tf.name_scope("accuracy_baseline"):
+        with graph_lib.name_scope("accuracy_baseline"):
             # Always predicting the majority class: max(mean, 1 - mean).
-            baseline = (tf.maximum(label_mean[0], 1.0 - label_mean[0], name="value"),
-                        tf.maximum(label_mean[1], 1.0 - label_mean[1], name="update_op"))
+            baseline = (math_ops.maximum(label_mean[0], 1.0 - label_mean[0], name="value"),
+                        math_ops.maximum(label_mean[1], 1.0 - label_mean[1], name="update_op"))
         ops = {
             k.LOSS_MEAN: self._mean(loss_spec.unreduced_loss, weights, k.LOSS_MEAN),
-            k.ACCURACY: tf.metrics.accuracy(labels, class_ids, weights=w, name=k.ACCURACY),
-            k.PRECISION: tf.metrics.precision(labels, class_ids, weights=w,
+            k.ACCURACY: metrics_impl.accuracy(labels, class_ids, weights=w, name=k.ACCURACY),
+            k.PRECISION: metrics_impl.precision(labels, class_ids, weights=w,
                                               name=k.PRECISION),
-            k.RECALL: tf.metrics.recall(labels, class_ids, weights=w, name=k.RECALL),
+            k.RECALL: metrics_impl.recall(labels, class_ids, weights=w, name=k.RECALL),
             k.PREDICTION_MEAN: self._mean(logistic, weights, k.PREDICTION_MEAN),
             k.LABEL_MEAN: label_mean,
             k.ACCURACY_BASELINE: baseline,
-            k.AUC: tf.metrics.auc(labels, logistic, weights=w, name=k.AUC),
-            k.AUC_PR: tf.metrics.auc(labels, logistic, weights=w, curve="PR",
+            k.AUC: metrics_impl.auc(labels, logistic, weights=w, name=k.AUC),
+            k.AUC_PR: metrics_impl.auc(labels, logistic, weights=w, curve="PR",
                                      name=k.AUC_PR),
         }
         for t in self._thresholds:
-            pred = tf.cast(tf.greater_equal(logistic, t), tf.float32)
-            ops[k.ACCURACY_AT_THRESHOLD % t] = tf.metrics.accuracy(labels, pred, weights=w)
-            ops[k.PRECISION_AT_THRESHOLD % t] = tf.metrics.precision(labels, pred,
+            pred = math_ops.cast(math_ops.greater_equal(logistic, t), dtypes.float32)
+            ops[k.ACCURACY_AT_THRESHOLD % t] = metrics_impl.accuracy(labels, pred, weights=w)
+            ops[k.PRECISION_AT_THRESHOLD % t] = metrics_impl.precision(labels, pred,
                                                                      weights=w)
-            ops[k.RECALL_AT_THRESHOLD % t] = tf.metrics.recall(labels, pred, weights=w)
+            ops[k.RECALL_AT_THRESHOLD % t] = metrics_impl.recall(labels, pred, weights=w)
         return {_summary_key(self._name, key): v for key, v in ops.items()}
 
 
@@ -386,10 +381,9 @@ class MultiClassHead(_Head):
         return self._n_classes
 
     def _predictions(self, logits):
-        tf = _tf()
         pk = PredictionKeys
         out = {pk.LOGITS: logits,
-               pk.PROBABILITIES: tf.nn.softmax(logits, name=pk.PROBABILITIES)}
+               pk.PROBABILITIES: nn_ops.softmax(logits, name=pk.PROBABILITIES)}
         out.update(_class_predictions(logits, logits, self._n_classes,
                                       self._label_vocabulary))
         return out
@@ -401,7 +395,6 @@ class MultiClassHead(_Head):
                 PREDICT_SERVING_KEY: export_output.PredictOutput(predictions)}
 
     def create_loss(self, features, mode, logits, labels):
-        tf = _tf()
         labels = _check_dense_labels(labels, logits, 1)
         if self._label_vocabulary is None:
             if not labels.dtype.is_integer:
@@ -411,18 +404,17 @@ class MultiClassHead(_Head):
         else:
             label_ids = _vocab_ids(labels, self._label_vocabulary)
         label_ids = _assert_range(label_ids, self._n_classes)
-        unreduced = tf.expand_dims(tf.losses.sparse_softmax_cross_entropy(
-            labels=label_ids, logits=logits, reduction=tf.losses.Reduction.NONE), -1)
+        unreduced = array_ops.expand_dims(losses_impl.sparse_softmax_cross_entropy(
+            labels=label_ids, logits=logits, reduction=losses_impl.Reduction.NONE), -1)
         return self._finish_loss(features, logits, unreduced, label_ids)
 
     def _eval_metric_ops(self, predictions, loss_spec):
-        tf = _tf()
         k = MetricKeys
         w = None if isinstance(loss_spec.weights, float) else loss_spec.weights
         ops = {
             k.LOSS_MEAN: self._mean(loss_spec.unreduced_loss, loss_spec.weights,
                                     k.LOSS_MEAN),
-            k.ACCURACY: tf.metrics.accuracy(loss_spec.processed_labels,
+            k.ACCURACY: metrics_impl.accuracy(loss_spec.processed_labels,
                                             predictions[PredictionKeys.CLASS_IDS],
                                             weights=w, name=k.ACCURACY),
         }
@@ -452,10 +444,9 @@ class RegressionHead(_Head):
                 PREDICT_SERVING_KEY: export_output.PredictOutput(predictions)}
 
     def create_loss(self, features, mode, logits, labels):
-        tf = _tf()
-        labels = tf.cast(_check_dense_labels(labels, logits, self._label_dimension),
-                         tf.float32)
-        unreduced = tf.square(logits - labels)
+        labels = math_ops.cast(_check_dense_labels(labels, logits, self._label_dimension),
+                         dtypes.float32)
+        unreduced = math_ops.square(logits - labels)
         return self._finish_loss(features, logits, unreduced, labels)
 
     def _eval_metric_ops(self, predictions, loss_spec):

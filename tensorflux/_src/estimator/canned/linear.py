@@ -6,6 +6,8 @@ import math
 
 from tensorflux._src.estimator.canned import _common, optimizers
 from tensorflux._src.estimator.estimator import Estimator
+from tensorflux._src.feature_column import models as fc_models
+from tensorflux._src.train import variable_scope as vs
 
 # TF's historical default learning rate for a named optimizer.
 _LEARNING_RATE = 0.2
@@ -20,18 +22,16 @@ def _default_optimizer(feature_columns):
 
 
 def linear_logits(features, feature_columns, units, sparse_combiner):
-    import tensorflux as tf
-    return tf.feature_column.linear_model(features, list(feature_columns), units=units,
+    return fc_models.linear_model(features, list(feature_columns), units=units,
                                           sparse_combiner=sparse_combiner)
 
 
 def _linear_model_fn(features, labels, mode, head, feature_columns, optimizer,
                      partitioner, config, sparse_combiner="sum"):
-    import tensorflux as tf
     _common.check_features(features)
     optimizer = optimizers.get_optimizer_instance(
         optimizer or _default_optimizer(feature_columns), learning_rate=_LEARNING_RATE)
-    with tf.variable_scope("linear", partitioner=_common.default_partitioner(
+    with vs.variable_scope("linear", partitioner=_common.default_partitioner(
             partitioner, config)):
         logits = linear_logits(features, feature_columns, head.logits_dimension,
                                sparse_combiner)
