@@ -242,8 +242,6 @@ PUBLIC_API_IMPORTERS = {
     # Not yet fixed: the parameter-server trainer builds its graph through the public API.
     "distribute.ps.model_layout", "distribute.ps.ps_task", "distribute.ps.trainer",
     "distribute.ps.worker_task",
-    # Not yet fixed: tensorflux.__version__ for the MetaGraphDef's producer string.
-    "train.meta_graph",
     # Not yet fixed: the sync-replicas train op is built through the public API.
     "train.sync_replicas_optimizer",
 }

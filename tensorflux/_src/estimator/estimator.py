@@ -21,7 +21,7 @@ from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.train import basic_session_run_hooks as hooks_lib
 from tensorflux._src.train import checkpoint_management, checkpoint_utils
 from tensorflux._src.train import monitored_session as ms
-from tensorflux._src.train.session_run_hook import SessionRunArgs, SessionRunHook
+from tensorflux._src.train.session_run_hook import SessionRunHook
 
 logger = logging.getLogger("tensorflux.estimator")
 

@@ -12,7 +12,6 @@ import time
 from tensorflux._src.estimator.export_output import (  # noqa: F401  (re-exported)
     ClassificationOutput, ExportOutput, PredictOutput, RegressionOutput,
 )
-from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.sparse_tensor import SparseTensor

@@ -36,7 +36,7 @@ from google.protobuf import text_format
 
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.framework import protos
+from tensorflux._src.framework import protos, versions
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.io import graph_def as _graph_def
@@ -46,7 +46,7 @@ from tensorflux._src.train import atomic_write
 _log = logging.getLogger("tensorflux")
 
 # The version string TF1 programs see in meta_info_def (what they were written for).
-TENSORFLOW_VERSION = "1.15.0"
+TENSORFLOW_VERSION = versions.VERSION
 # Collections TF never exports (meta_graph.py's export_scoped_meta_graph skips them).
 _UNEXPORTED = frozenset({"cond_context", "while_context", GraphKeys.SAVEABLE_OBJECTS,
                          "_unbound_inputs"})
@@ -92,9 +92,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
 
 
 def _producer():
-    import tensorflux
-
-    return f"tensorflux {tensorflux.__version__}"
+    return f"tensorflux {versions.TENSORFLUX_VERSION}"
 
 
 def write_meta_graph(meta, filename, as_text=False):
