@@ -98,7 +98,9 @@ class Cluster:
                                  data_inputs=traced_inputs)
                   for opts in self._options_tried]
         self._stats.executables += 1
-        return jitted[0] if len(jitted) == 1 else options.Autotuner(jitted, self._options_tried)
+        if len(jitted) == 1:
+            return jitted[0]
+        return options.Autotuner(jitted, self._options_tried, self.device)
 
     def _select(self, args, facts):
         """The executable for these input values and initialization facts, and the values
