@@ -122,3 +122,13 @@ def test_default_directory(monkeypatch, tmp_path):
 def test_switch_values(monkeypatch, value, off):
     monkeypatch.setenv("TENSORFLUX_COMPILATION_CACHE", value)
     assert compile_cache.disabled_by_env() is off
+
+
+def test_initializers_compile_as_one_executable():
+    import tensorflux as tf
+    for i, init in enumerate([tf.glorot_uniform_initializer(), tf.truncated_normal_initializer(),
+                              tf.random_uniform_initializer(), tf.zeros_initializer()]):
+        tf.get_variable(f"v{i}", [3, 4], initializer=init)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.compile_stats.executables == 1
