@@ -66,8 +66,6 @@ def jit_on(fn, device, compiler_options=None, donate_argnums=(), replicas=None,
     """`jax.jit(fn)` placed on `device` (no sharding overhead on the default device),
     or run as SPMD over `replicas` (see `Replicas.jit`; the leading arguments, one per
     tensor of `data_inputs`, are data that may be split along their first axis)."""
-    from tensorflux._src.compiler import compile_cache  # compiler imports this module
-    compile_cache.enable()  # executables persist across processes (a no-op once decided)
     kwargs = {"donate_argnums": donate_argnums} if donate_argnums else {}
     if compiler_options:
         kwargs["compiler_options"] = dict(compiler_options)
