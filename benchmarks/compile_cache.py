@@ -28,8 +28,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]  # timing.py; this checkout's tensorflux
 
-from timing import write_json_atomically  # noqa: E402
-from tensorflux._src.cli import first_step  # noqa: E402
+from timing import write_json_atomically
+
+from tensorflux._src.cli import first_step
 
 COLUMNS = (("init", "init_seconds"), ("first", "first_step_seconds"),
            ("second", "second_step_seconds"),

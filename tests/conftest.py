@@ -8,7 +8,7 @@ import pytest
 # tmp directory (tests/runtime/test_compile_cache.py).
 os.environ["TENSORFLUX_COMPILATION_CACHE"] = "0"
 
-import tensorflux as tf  # noqa: E402
+import tensorflux as tf
 
 
 @pytest.fixture(autouse=True)

@@ -52,7 +52,7 @@ def _run(env_updates, tmp_path):
     env["HOME"] = str(tmp_path / "home")  # never the user's ~/.cache, whatever happens
     env.pop("XDG_CACHE_HOME", None)
     proc = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 

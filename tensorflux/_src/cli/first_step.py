@@ -73,7 +73,8 @@ def run_child(model, batch_size, image_size, precision="float32", num_classes=10
            "--batch-size", str(batch_size), "--image-size", str(image_size),
            "--precision", precision, "--num-classes", str(num_classes),
            "--steps", str(steps)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                          check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"first-step child failed: {proc.stderr.strip()[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

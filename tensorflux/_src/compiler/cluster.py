@@ -20,8 +20,15 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import (compile_cache, effects, functional, lowering, options,
-                                      state, ta_buffer)
+from tensorflux._src.compiler import (
+    compile_cache,
+    effects,
+    functional,
+    lowering,
+    options,
+    state,
+    ta_buffer,
+)
 from tensorflux._src.framework import errors
 from tensorflux._src.runtime import devices
 
