@@ -9,7 +9,8 @@ everywhere, so a cluster containing an op marked `xla_cpu_library_fusion` (the
 convolutions) is compiled both ways and the faster executable is kept after a few
 timed runs (`Autotuner`). Other clusters use XLA's defaults. The choice is kept in the
 persistent compilation cache (compile_cache.py), keyed by the cluster's HLO, so a later
-process running the same program uses it without timing again.
+process running the same program uses it without timing again (its first steps then run
+on the chosen executable only, so their rounding can differ from a tuning process's).
 
 A session's compiler options (`runtime/config.py: compiler_options_config`, kept in
 its ConfigProto) are applied on top and win; setting the library-fusion key yourself
