@@ -102,6 +102,10 @@ def _parser():
     bench.add_argument("--compare", action="store_true", default=None,
                        help="also time the same model written directly in JAX, and in "
                             "PyTorch and TensorFlow when they are installed")
+    bench.add_argument("--cold-warm", dest="cold_warm", action="store_true", default=None,
+                       help="also time the first step (initializers included) in two fresh "
+                            "processes sharing an empty compilation cache: cold, then warm "
+                            "(image classifiers)")
     bench.add_argument("--output", help="where bench.json and bench.png go "
                                         "(default: runs/bench-<model>)")
 

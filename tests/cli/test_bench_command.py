@@ -128,3 +128,37 @@ def test_jax_resnet50_has_the_zoo_parameter_count():
     models.build("resnet50", images, num_classes=1000, training=True)
     zoo = sum(int(np.prod(v.shape.as_list())) for v in tf.trainable_variables())
     assert peers.parameter_count("resnet50", num_classes=1000) == zoo == 25_557_032
+
+
+def test_cold_warm_rows(tmp_path, tiny_model, monkeypatch, capsys):
+    """--cold-warm adds the children's times to each row (children stubbed here: they
+    import tensorflux afresh and cannot see the test's model; the real children run in
+    test_cold_warm_children_share_the_cache)."""
+    from tensorflux._src.cli import first_step
+    calls = []
+
+    def fake(model, batch_size, image_size, precision, num_classes):
+        calls.append((model, batch_size, image_size, precision, num_classes))
+        times = {"init_seconds": 1.0, "first_step_seconds": 2.0,
+                 "process_to_first_step_seconds": 5.0}
+        return {"cold": times, "warm": {k: v / 10 for k, v in times.items()}}
+    monkeypatch.setattr(first_step, "cold_warm", fake)
+    out = tmp_path / "bench"
+    cli.main(["bench", "--model", tiny_model, "--batch-sizes", "2", "--warmup", "1",
+              "--steps", "1", "--windows", "1", "--cold-warm", "--output", str(out)])
+    assert calls == [(tiny_model, 2, 8, "float32", 5)]
+    row = json.loads((out / "bench.json").read_text())["rows"][0]
+    assert row["cold_first_step_seconds"] == 2.0 and row["warm_first_step_seconds"] == 0.2
+    assert row["cold_init_seconds"] == 1.0 and row["warm_init_seconds"] == 0.1
+    assert "cold 2.00 s (1.00 s), warm 0.20 s (0.10 s)" in capsys.readouterr().out
+
+
+def test_cold_warm_children_share_the_cache():
+    """Two fresh processes and a new cache directory: the second reads every executable
+    from disk (no timing is asserted)."""
+    from tensorflux._src.cli import first_step
+    times = first_step.cold_warm("resnet20", 2, 8, steps=2)
+    assert times["cold"]["cache_hits"] == 0
+    assert times["warm"]["cache_hits"] >= 2  # the initializers and the training step
+    for kind in ("cold", "warm"):
+        assert times[kind]["first_step_seconds"] > 0

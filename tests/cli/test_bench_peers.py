@@ -213,6 +213,7 @@ def test_bfloat16_transformer_computes_in_bfloat16_with_float32_variables(tiny_l
     (["--model", "resnet20", "--seq-len", "8"], "--seq-len is for Transformers"),
     (["--model", TINY_LM, "--image-size", "32"], "--image-size is for image classifiers"),
     (["--model", TINY_LM, "--real-data"], "--real-data is for image classifiers"),
+    (["--model", TINY_LM, "--cold-warm"], "--cold-warm is for image classifiers"),
     (["--model", TINY_LM, "--seq-len", "17"], "--seq-len must be at most"),
     (["--model", TINY_LM, "--seq-len", "1"], "--seq-len must be at least 2"),
 ])

@@ -11,7 +11,9 @@ first compiles), then `--windows` windows of `--steps` steps; the reported rate 
 median window's, with the slowest and fastest windows. Each peer (benchmarks/peers/) is
 timed the same way right after tensorflux, in the same process; a peer whose framework
 is not installed is skipped with a one-line note. Results go to <output>/bench.json and
-bench.png, and a table is printed.
+bench.png, and a table is printed. With `--cold-warm` each row also gets the first
+step's time (and the initializers') in two fresh processes sharing a new compilation
+cache: cold (it compiles) and warm (executables come from the cache; first_step.py).
 """
 
 from __future__ import annotations
@@ -129,7 +131,8 @@ def _check_options_fit(spec, options):
                              f"classifier (use --image-size)")
         return
     for option, flag in (("image_size", "--image-size"), ("real_data", "--real-data"),
-                         ("time_to_accuracy", "--time-to-accuracy")):
+                         ("time_to_accuracy", "--time-to-accuracy"),
+                         ("cold_warm", "--cold-warm")):
         if options.get(option) is not None:
             raise UsageError(f"{flag} is for image classifiers; {spec.name} is a "
                              f"Transformer (use --seq-len for its length)")
@@ -289,6 +292,8 @@ def bench(**given):
     for precision in precisions:
         for batch_size in options["batch_sizes"]:
             rows.append(_bench_one(work, batch_size, precision, timing, options, peers))
+            if options.get("cold_warm"):
+                rows[-1].update(_cold_warm(work, batch_size, precision))
     results = {"model": spec.name, "kind": spec.kind, "unit": work.unit,
                "device": _device(), "precisions": list(precisions),
                "batch_sizes": options["batch_sizes"], **timing,
@@ -311,6 +316,24 @@ def bench(**given):
     bench_report.plot(results, os.path.join(output, "bench.png"))
     bench_report.console.print(f"Results: {json_path} and bench.png", soft_wrap=True)
     return results
+
+
+def _cold_warm(work, batch_size, precision):
+    """First-step times in fresh processes, compilation cache empty then filled."""
+    from tensorflux._src.cli import first_step
+    times = first_step.cold_warm(work.spec.name, batch_size, work.size, precision,
+                                 work.spec.num_classes)
+    row = {}
+    for kind in ("cold", "warm"):
+        for name in ("init_seconds", "first_step_seconds", "process_to_first_step_seconds"):
+            row[f"{kind}_{name}"] = times[kind][name]
+    bench_report.console.print(
+        f"  {precision} batch {batch_size} first step (initializers): cold "
+        f"{row['cold_first_step_seconds']:.2f} s ({row['cold_init_seconds']:.2f} s), warm "
+        f"{row['warm_first_step_seconds']:.2f} s ({row['warm_init_seconds']:.2f} s); "
+        f"process start to first step done: {row['cold_process_to_first_step_seconds']:.1f}"
+        f" s cold, {row['warm_process_to_first_step_seconds']:.1f} s warm", soft_wrap=True)
+    return row
 
 
 def _peer_info(peers):

@@ -20,7 +20,15 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import effects, functional, lowering, options, state, ta_buffer
+from tensorflux._src.compiler import (
+    compile_cache,
+    effects,
+    functional,
+    lowering,
+    options,
+    state,
+    ta_buffer,
+)
 from tensorflux._src.framework import errors
 from tensorflux._src.runtime import devices
 
@@ -92,13 +100,16 @@ class Cluster:
         first_var_arg = len(traced_inputs)
         present = [v for v in self.state.start_vars if v not in facts[1]]
         donate = tuple(first_var_arg + i for i, v in enumerate(present) if v in self.donated)
+        compile_cache.enable()  # executables persist across processes (once decided, free)
         # data_inputs: many-host replicas decide by the tensors which arguments are a
         # worker's own slice of the batch (tensorflux/distribute/multi_worker.py).
         jitted = [devices.jit_on(run_graph, self.device, opts, donate, self.replicas,
                                  data_inputs=traced_inputs)
                   for opts in self._options_tried]
         self._stats.executables += 1
-        return jitted[0] if len(jitted) == 1 else options.Autotuner(jitted, self._options_tried)
+        if len(jitted) == 1:
+            return jitted[0]
+        return options.Autotuner(jitted, self._options_tried, self.device)
 
     def _select(self, args, facts):
         """The executable for these input values and initialization facts, and the values

@@ -7,7 +7,10 @@ alone ~1.4x slower (90 vs 65 ms), and depthwise conv slower; on an AVX-512 machi
 halved conv forward time while slowing a plain MLP step ~9%. No fixed rule is right
 everywhere, so a cluster containing an op marked `xla_cpu_library_fusion` (the
 convolutions) is compiled both ways and the faster executable is kept after a few
-timed runs (`Autotuner`). Other clusters use XLA's defaults.
+timed runs (`Autotuner`). Other clusters use XLA's defaults. The choice is kept in the
+persistent compilation cache (compile_cache.py), keyed by the cluster's HLO, so a later
+process running the same program uses it without timing again (its first steps then run
+on the chosen executable only, so their rounding can differ from a tuning process's).
 
 A session's compiler options (`runtime/config.py: compiler_options_config`, kept in
 its ConfigProto) are applied on top and win; setting the library-fusion key yourself
@@ -19,6 +22,8 @@ from __future__ import annotations
 import time
 
 import jax
+
+from tensorflux._src.compiler import compile_cache
 
 LIBRARY_FUSION_KEY = "xla_cpu_experimental_ynn_fusion_type"
 LIBRARY_DOT_FUSION = {LIBRARY_FUSION_KEY: "LIBRARY_FUSION_TYPE_DOT"}
@@ -55,18 +60,47 @@ class Autotuner:
 
     WARMUP, TIMED = 2, 3  # calls per candidate
 
-    def __init__(self, jitted, options):
+    def __init__(self, jitted, options, device=None):
         self._jitted, self._options = list(jitted), list(options)
         self._times = [[] for _ in self._jitted]
         self._calls = 0
+        self._device = device
+        self._key = None  # the cluster's fingerprint once known (compile_cache)
         self.chosen = None
         self.report = None
+        self.remembered = False  # chosen from an earlier process's measurement
+
+    def _recall(self, args):
+        """Looks for an earlier process's choice for this cluster in the persistent
+        cache, keyed by the HLO (lowering now costs little: jit reuses the trace and
+        the lowering for the call that follows)."""
+        if compile_cache.directory() is None or self._device is None:
+            return
+        lower = getattr(self._jitted[0], "lower", None)
+        if lower is None:
+            return  # SPMD replicas wrap the jitted function; they tune every time
+        try:
+            hlo = lower(*args).as_text()
+        except Exception:  # noqa: BLE001 - the call below reports real errors itself
+            return
+        self._key = compile_cache.fingerprint(hlo, self._options, self._device)
+        chosen = compile_cache.load_choice(self._key)
+        if chosen is not None and 0 <= chosen < len(self._jitted):
+            self._keep(chosen)
+            self.remembered = True
+
+    def _keep(self, chosen):
+        self.chosen = chosen
+        self._jitted = [self._jitted[chosen] if i == chosen else None
+                        for i in range(len(self._jitted))]  # free the others
 
     @property
     def options(self):
         return self._options[self.chosen] if self.chosen is not None else self._options[0]
 
     def __call__(self, *args):
+        if self._calls == 0 and self.chosen is None:
+            self._recall(args)
         if self.chosen is not None:
             return self._jitted[self.chosen](*args)
         index = self._calls % len(self._jitted)
@@ -79,8 +113,8 @@ class Autotuner:
         self._calls += 1
         if all(len(t) >= self.TIMED for t in self._times):
             best = [min(t) for t in self._times]
-            self.chosen = best.index(min(best))
             self.report = [(opts, t) for opts, t in zip(self._options, best)]
-            self._jitted = [self._jitted[self.chosen] if i == self.chosen else None
-                            for i in range(len(self._jitted))]  # free the others
+            self._keep(best.index(min(best)))
+            if self._key is not None:
+                compile_cache.save_choice(self._key, self.chosen, self.report)
         return outs

@@ -15,6 +15,7 @@ import weakref
 
 import numpy as np
 
+from tensorflux._src.compiler import compile_cache
 from tensorflux._src.compiler.executable import CompileStats, Executable
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.composite_tensor import CompositeTensor
@@ -95,6 +96,8 @@ class BaseSession:
             raise TypeError(f"graph must be a tf.Graph, but got {type(self._graph)}")
         self._target = target
         self._config = _config.check_config(config)
+        # Before anything compiles (constant folding may): executables go to disk.
+        compile_cache.enable()
         self._closed = False
         self._runs = {}  # (graph version, fetch key, feed key) -> _Run
         self._runs_version = self._graph.version

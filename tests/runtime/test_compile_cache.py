@@ -1,0 +1,134 @@
+"""The persistent compilation cache (compiler/compile_cache.py): a second process running
+the same program compiles nothing, the cache can be turned off, and a broken cache
+directory costs only compile time. Each case runs fresh Python processes with their own
+tmp cache directory (the suite itself runs with the cache off, see conftest.py)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tensorflux._src.compiler import compile_cache
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# A small conv net trained for 12 steps: the initializer and the training step are
+# compiled, and the step (a convolution) goes through the compiler-option autotuner,
+# which settles after 10 calls. Prints what JAX's cache did as one JSON line.
+CHILD = r"""
+import json
+from jax import monitoring
+counts = {}
+monitoring.register_event_listener(
+    lambda name, **kw: counts.__setitem__(name, counts.get(name, 0) + 1))
+import numpy as np
+import tensorflux as tf
+from tensorflux._src.compiler import options
+
+tf.set_random_seed(1)
+x = tf.constant(np.linspace(-1, 1, 2 * 8 * 8 * 3, dtype=np.float32).reshape(2, 8, 8, 3))
+w = tf.get_variable("w", [3, 3, 3, 4], initializer=tf.glorot_uniform_initializer())
+loss = tf.reduce_mean(tf.square(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")))
+train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    losses = [float(sess.run([train, loss])[1]) for _ in range(12)]
+    tuners = [c.jitted for e in sess._executables.values() for c in e.clusters
+              if isinstance(c.jitted, options.Autotuner)]
+requests = counts.get("/jax/compilation_cache/compile_requests_use_cache", 0)
+hits = counts.get("/jax/compilation_cache/cache_hits", 0)
+print(json.dumps({"requests": requests, "hits": hits, "losses": losses,
+                  "remembered": [t.remembered for t in tuners]}))
+"""
+
+
+def _run(env_updates, tmp_path):
+    env = dict(os.environ)
+    env.pop("TENSORFLUX_COMPILATION_CACHE", None)
+    env.update(env_updates)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    env["HOME"] = str(tmp_path / "home")  # never the user's ~/.cache, whatever happens
+    env.pop("XDG_CACHE_HOME", None)
+    proc = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def _entries(path):
+    return sorted(os.listdir(path)) if os.path.isdir(path) else []
+
+
+def test_second_process_compiles_nothing(tmp_path):
+    cache = tmp_path / "cache"
+    first, _ = _run({"TENSORFLUX_CACHE_DIR": str(cache)}, tmp_path)
+    assert first["requests"] > 0 and first["hits"] == 0
+    written = _entries(cache / "xla")
+    assert written, "no executable was written to the cache"
+    assert len(_entries(cache / "autotune")) >= 1  # the conv step's option choice
+
+    second, _ = _run({"TENSORFLUX_CACHE_DIR": str(cache)}, tmp_path)
+    # Every executable the second process needed came from disk: nothing compiled.
+    assert second["requests"] > 0 and second["hits"] == second["requests"]
+    assert _entries(cache / "xla") == written
+    assert second["remembered"] and all(second["remembered"])  # no timing again
+    assert second["losses"] == first["losses"]
+
+
+def test_disabled_by_environment(tmp_path):
+    cache = tmp_path / "cache"
+    for _ in range(2):
+        result, _ = _run({"TENSORFLUX_CACHE_DIR": str(cache),
+                          "TENSORFLUX_COMPILATION_CACHE": "0"}, tmp_path)
+        assert result["hits"] == 0
+    assert not cache.exists()
+
+
+def test_unwritable_directory_falls_back_to_compiling(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    reference, _ = _run({"TENSORFLUX_COMPILATION_CACHE": "0"}, tmp_path)
+    result, stderr = _run({"TENSORFLUX_CACHE_DIR": str(blocker / "cache")}, tmp_path)
+    assert "compilation cache disabled" in stderr
+    assert result["hits"] == 0 and result["losses"] == reference["losses"]
+
+
+def test_corrupt_entries_are_compiled_again(tmp_path):
+    cache = tmp_path / "cache"
+    first, _ = _run({"TENSORFLUX_CACHE_DIR": str(cache)}, tmp_path)
+    for folder in ("xla", "autotune"):
+        for name in _entries(cache / folder):
+            path = cache / folder / name
+            if path.is_file():
+                path.write_bytes(b"\x00garbage")
+    second, stderr = _run({"TENSORFLUX_CACHE_DIR": str(cache)}, tmp_path)
+    assert second["hits"] == 0
+    assert "persistent compilation cache" in stderr  # JAX's warning per bad entry
+    assert second["losses"] == first["losses"]
+    assert second["remembered"] == [False] * len(second["remembered"])  # timed again
+
+
+def test_default_directory(monkeypatch, tmp_path):
+    monkeypatch.delenv("TENSORFLUX_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert compile_cache.default_dir() == str(tmp_path / "xdg" / "tensorflux")
+    monkeypatch.setenv("TENSORFLUX_CACHE_DIR", str(tmp_path / "mine"))
+    assert compile_cache.default_dir() == str(tmp_path / "mine")
+
+
+@pytest.mark.parametrize("value, off", [("0", True), ("off", True), ("1", False), ("", False)])
+def test_switch_values(monkeypatch, value, off):
+    monkeypatch.setenv("TENSORFLUX_COMPILATION_CACHE", value)
+    assert compile_cache.disabled_by_env() is off
+
+
+def test_initializers_compile_as_one_executable():
+    import tensorflux as tf
+    for i, init in enumerate([tf.glorot_uniform_initializer(), tf.truncated_normal_initializer(),
+                              tf.random_uniform_initializer(), tf.zeros_initializer()]):
+        tf.get_variable(f"v{i}", [3, 4], initializer=init)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.compile_stats.executables == 1
