@@ -32,8 +32,8 @@ def cancer():
 def test_breast_cancer_accuracy_checkpoint_resume_export(cancer, tmp_path):
     xtr, ytr, xte, yte, keys = cancer
     cols = [tf.feature_column.numeric_column(k) for k in keys]
-    kw = dict(n_batches_per_layer=1, n_trees=20, max_depth=3, learning_rate=0.3,
-              model_dir=str(tmp_path / "m"))
+    kw = {"n_batches_per_layer": 1, "n_trees": 20, "max_depth": 3, "learning_rate": 0.3,
+          "model_dir": str(tmp_path / "m")}
     est = tf.estimator.BoostedTreesClassifier(cols, **kw)
     est.train(_input(xtr, ytr, keys), max_steps=31)  # 1 quantile step + 10 trees
     assert est.get_variable_value("boosted_trees/num_finalized_trees") == 10

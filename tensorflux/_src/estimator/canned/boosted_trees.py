@@ -24,7 +24,7 @@ from tensorflux._src.framework import graph as graph_lib
 from tensorflux._src.layers import losses_impl
 from tensorflux._src.ops import constant as constant_op
 from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
-from tensorflux._src.ops.control import control_ops, script_ops
+from tensorflux._src.ops.control import script_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.state import state_ops
 from tensorflux._src.train import optimizer as optimizer_lib
@@ -79,7 +79,7 @@ def _sorted_columns(feature_columns):
                 raise ValueError("For now, only support Numeric column with shape less "
                                  f"than 2, but column `{column.name}` got: {column.shape}")
         else:
-            raise ValueError(f"For now, only {_SUPPORTED_COLUMNS} is supported but got: "
+            raise ValueError(f"For now, only {_SUPPORTED_COLUMNS} is supported but got: "  # noqa: TRY004 - TF raises ValueError
                              f"{column}")
     return columns
 
@@ -91,7 +91,7 @@ class _Layout:
         self.columns = columns
         self.numeric = [i for i, c in enumerate(columns)
                         if isinstance(c, dense_columns.NumericColumn)]
-        self.n_quantiles = int(round(1.0 / hp.quantile_sketch_epsilon))
+        self.n_quantiles = round(1.0 / hp.quantile_sketch_epsilon)
         sizes = [self.n_quantiles if isinstance(c, dense_columns.NumericColumn)
                  else len(c.boundaries) + 1 for c in columns]
         self.n_buckets = max([2, *sizes])
