@@ -1,11 +1,15 @@
 """`tf.estimator` (TF 1.15's core names): Estimator, EstimatorSpec, ModeKeys, RunConfig,
 TrainSpec / EvalSpec / train_and_evaluate, WarmStartSettings, tf.estimator.export.
-Canned estimators (TF 1.15's v1 classes): Linear*, DNN*, DNNLinearCombined*, Baseline*
-(BoostedTrees* are not here yet)."""
+Canned estimators (TF 1.15's v1 classes): Linear*, DNN*, DNNLinearCombined*, Baseline*,
+BoostedTrees*."""
 
 from tensorflux._src.estimator.canned.baseline import (  # noqa: F401
     BaselineClassifier,
     BaselineRegressor,
+)
+from tensorflux._src.estimator.canned.boosted_trees import (  # noqa: F401
+    BoostedTreesClassifier,
+    BoostedTreesRegressor,
 )
 from tensorflux._src.estimator.canned.dnn import DNNClassifier, DNNRegressor  # noqa: F401
 from tensorflux._src.estimator.canned.dnn_linear_combined import (  # noqa: F401
