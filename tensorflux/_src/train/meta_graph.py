@@ -47,9 +47,11 @@ _log = logging.getLogger("tensorflux")
 
 # The version string TF1 programs see in meta_info_def (what they were written for).
 TENSORFLOW_VERSION = versions.VERSION
-# Collections TF never exports (meta_graph.py's export_scoped_meta_graph skips them).
+# Collections not exported: those TF's export_scoped_meta_graph skips, and SAVERS (TF
+# stores each Saver's SaverDef there, but ours name no save/restore ops, and TF's
+# Saver.from_proto refuses a SaverDef without them).
 _UNEXPORTED = frozenset({"cond_context", "while_context", GraphKeys.SAVEABLE_OBJECTS,
-                         "_unbound_inputs"})
+                         "_unbound_inputs", GraphKeys.SAVERS})
 
 
 # -- export ---------------------------------------------------------------------------------
