@@ -43,6 +43,7 @@ from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import protos
 from tensorflux._src.framework.graph_keys import GraphKeys
+from tensorflux._src.framework.scoped_names import prepend_scope
 from tensorflux._src.io import graph_def as _graph_def
 from tensorflux._src.serving import signatures
 from tensorflux._src.serving.signatures import SignatureDef
@@ -341,10 +342,6 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
     return meta
 
 
-def _scoped(name, import_scope):
-    return f"{import_scope.rstrip('/')}/{name}" if import_scope else name
-
-
 def _restore_variables(sess, graph, meta, export_dir, import_scope, saver_kwargs):
     from tensorflux._src.train.saver import Saver
 
@@ -352,8 +349,8 @@ def _restore_variables(sess, graph, meta, export_dir, import_scope, saver_kwargs
     saver_def = meta.saver_def if meta.HasField("saver_def") else None
     if saver_def is not None and saver_def.restore_op_name:
         # The graph's own Saver ops, as TF's loader runs them.
-        restore = _scoped(saver_def.restore_op_name, import_scope)
-        filename = _scoped(saver_def.filename_tensor_name, import_scope)
+        restore = prepend_scope(saver_def.restore_op_name, import_scope)
+        filename = prepend_scope(saver_def.filename_tensor_name, import_scope)
         sess.run(restore, {filename: prefix})
         return
     variables = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
@@ -362,9 +359,7 @@ def _restore_variables(sess, graph, meta, export_dir, import_scope, saver_kwargs
     if not checkpoint_format.exists(prefix):
         raise errors.NotFoundError(None, None, f"The SavedModel at {export_dir} has variables "
                                                f"but no variables file at {prefix}.index")
-    var_list = variables
-    if import_scope:
-        var_list = {v.op.name[len(import_scope.rstrip("/")) + 1:]: v for v in variables}
+    var_list = meta_graph.checkpoint_var_list(variables, import_scope)
     Saver(var_list=var_list, **saver_kwargs).restore(sess, prefix)
 
 
@@ -378,7 +373,7 @@ def _asset_feeds(graph, meta, export_dir, import_scope):
             assets.append(asset)
     feeds = {}
     for asset in assets:
-        tensor = graph.get_tensor_by_name(_scoped(asset.tensor_info.name, import_scope))
+        tensor = graph.get_tensor_by_name(prepend_scope(asset.tensor_info.name, import_scope))
         path = os.path.join(os.path.abspath(export_dir), ASSETS_DIRECTORY, asset.filename)
         value = np.array(path.encode("utf-8"), dtype=object)
         if tensor.op.type == "Const":
@@ -395,6 +390,6 @@ def _main_op(graph, meta, import_scope):
             if len(collection.node_list.value) != 1:
                 raise RuntimeError(f"Expected exactly one SavedModel main op. Found: "
                                    f"{list(collection.node_list.value)}")
-            return graph.as_graph_element(_scoped(collection.node_list.value[0],
+            return graph.as_graph_element(prepend_scope(collection.node_list.value[0],
                                                   import_scope))
     return None

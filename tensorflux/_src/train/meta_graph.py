@@ -39,6 +39,7 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import protos, versions
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Operation, Tensor
+from tensorflux._src.framework.scoped_names import prepend_scope, strip_scope
 from tensorflux._src.io import graph_def as _graph_def
 from tensorflux._src.io.graph_def_import import import_graph_def
 from tensorflux._src.train import atomic_write
@@ -85,7 +86,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     if saver_def is not None and getattr(saver_def, "save_tensor_name", ""):
         meta.saver_def.CopyFrom(as_saver_def_proto(saver_def))
     keys = graph.get_all_collection_keys() if collection_list is None else collection_list
-    kept = {_strip(n.name, export_scope) for n in graph_def.node}
+    kept = {strip_scope(n.name, export_scope) for n in graph_def.node}
     for key in sorted(set(keys), key=str):
         _export_collection(meta, graph, key, export_scope, kept)
     if filename is not None:
@@ -128,28 +129,18 @@ def _op_name(item):
     return getattr(item, "op", item).name
 
 
-def _strip(name, scope):
-    """`name` without `scope/` (None when it is outside the scope); control `^` kept."""
-    if not scope:
-        return name
-    caret = "^" if name.startswith("^") else ""
-    bare = name[len(caret):]
-    prefix = scope.rstrip("/") + "/"
-    return caret + bare[len(prefix):] if bare.startswith(prefix) else None
-
-
 def _scoped(graph_def, export_scope, clear_devices):
     out = protos.GraphDef()
     out.versions.CopyFrom(graph_def.versions)
     out.library.CopyFrom(graph_def.library)
     for node in graph_def.node:
-        name = _strip(node.name, export_scope)
+        name = strip_scope(node.name, export_scope)
         if name is None:
             continue
         copy = out.node.add()
         copy.CopyFrom(node)
         copy.name = name
-        inputs = [_strip(i, export_scope) for i in node.input]
+        inputs = [strip_scope(i, export_scope) for i in node.input]
         if any(i is None for i in inputs):
             raise ValueError(f"Node {node.name} under export_scope {export_scope!r} takes "
                              f"inputs from outside it ({list(node.input)}); export a scope "
@@ -168,7 +159,7 @@ def _export_collection(meta, graph, key, export_scope, kept):
         return
     # Items whose ops were left out of the GraphDef (or are outside export_scope) go too.
     items = [v for v in graph.get_collection(key)
-             if not hasattr(v, "name") or _strip(_op_name(v), export_scope) in kept]
+             if not hasattr(v, "name") or strip_scope(_op_name(v), export_scope) in kept]
     if not items:
         return
     collection = protos.CollectionDef()
@@ -178,7 +169,7 @@ def _export_collection(meta, graph, key, export_scope, kept):
             collection.bytes_list.value.extend(
                 v.SerializeToString() for v in values if v is not None)
         elif all(isinstance(v, (Tensor, Operation)) for v in items):
-            names = [_strip(v.name, export_scope) for v in items]
+            names = [strip_scope(v.name, export_scope) for v in items]
             collection.node_list.value.extend(n for n in names if n is not None)
         elif all(isinstance(v, bool) or isinstance(v, int) for v in items):
             collection.int64_list.value.extend(int(v) for v in items)
@@ -243,13 +234,6 @@ def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None
     return variables
 
 
-def _scoped_name(name, import_scope):
-    if not import_scope:
-        return name
-    caret = "^" if name.startswith("^") else ""
-    return f"{caret}{import_scope.rstrip('/')}/{name[len(caret):]}"
-
-
 # Collections whose bytes are VariableDefs (TF registers a proto function for each).
 _VARIABLE_COLLECTIONS = frozenset({
     GraphKeys.GLOBAL_VARIABLES, GraphKeys.TRAINABLE_VARIABLES, GraphKeys.LOCAL_VARIABLES,
@@ -264,7 +248,7 @@ def _import_collection(graph, key, collection, import_scope, variables):
     if kind == "node_list":
         for name in collection.node_list.value:
             graph.add_to_collection(key, graph.as_graph_element(
-                _scoped_name(name, import_scope)))
+                prepend_scope(name, import_scope)))
     elif kind == "bytes_list" and key in _VARIABLE_COLLECTIONS:
         for raw in collection.bytes_list.value:
             proto = protos.VariableDef.FromString(raw)
@@ -296,8 +280,8 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
     meta = (read_meta_graph_file(meta_graph_or_file)
             if not isinstance(meta_graph_or_file, protos.MetaGraphDef) else meta_graph_or_file)
     graph = _graph.get_default_graph()
-    variables = import_scoped_meta_graph(meta, clear_devices=clear_devices, graph=graph,
-                                         import_scope=import_scope, input_map=input_map)
+    import_scoped_meta_graph(meta, clear_devices=clear_devices, graph=graph,
+                             import_scope=import_scope, input_map=input_map)
     global_vars = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
     if not global_vars:
         _log.info("Saver not created because there are no variables in the graph to "
@@ -311,7 +295,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
                        saver_def.keep_checkpoint_every_n_hours or 10000.0,
                    "sharded": saver_def.sharded}
     options.update(kwargs)
-    var_list = _checkpoint_names(global_vars, variables, import_scope)
+    var_list = checkpoint_var_list(global_vars, import_scope)
     try:
         return Saver(var_list=var_list, **options)
     except ValueError as exc:
@@ -320,16 +304,10 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
                                                       f"{exc}") from None
 
 
-def _checkpoint_names(global_vars, variables, import_scope):
-    """The Saver's var_list: each imported variable under the name its checkpoint keys
-    use, the MetaGraph's own (a partitioned variable's parts keep their slice info)."""
-    if not import_scope:
+def checkpoint_var_list(global_vars, import_scope):
+    """A Saver's var_list for imported variables: each under the name its checkpoint key
+    has in the MetaGraph, its name without `import_scope` (partitioned parts are keyed
+    by their slice info, so the list is kept as it is)."""
+    if not import_scope or any(v._save_slice_info is not None for v in global_vars):
         return global_vars
-    by_object = {id(v): name for name, v in variables.items()}
-    out = {}
-    for var in global_vars:
-        if var._save_slice_info is not None:
-            return global_vars  # partitioned parts are keyed by their slice info
-        name = by_object.get(id(var), var.name)
-        out[name.rpartition(":")[0]] = var
-    return out
+    return {strip_scope(v.op.name, import_scope) or v.op.name: v for v in global_vars}

@@ -18,6 +18,7 @@ from tensorflux._src.framework import protos
 from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Reference
+from tensorflux._src.framework.scoped_names import prepend_scope, strip_scope
 from tensorflux._src.framework.tensor_conversion import (
     convert_to_tensor, register_tensor_conversion_function,
 )
@@ -199,10 +200,7 @@ class Variable(metaclass=_CreatedThroughCreators):
         """This variable's VariableDef (TF's variable.proto), names relative to
         `export_scope`; None when the variable is not under it."""
         def strip(name):
-            if not export_scope:
-                return name
-            prefix = export_scope.rstrip("/") + "/"
-            return name[len(prefix):] if name.startswith(prefix) else None
+            return strip_scope(name, export_scope)
 
         if strip(self._variable.name) is None:
             return None
@@ -237,7 +235,7 @@ class Variable(metaclass=_CreatedThroughCreators):
         def element(name):
             if not name:
                 return None
-            scoped = f"{import_scope.rstrip('/')}/{name}" if import_scope else name
+            scoped = prepend_scope(name, import_scope)
             try:
                 return graph.as_graph_element(scoped)
             except (KeyError, ValueError):
@@ -262,10 +260,8 @@ class Variable(metaclass=_CreatedThroughCreators):
         self._save_slice_info = None
         if variable_def.HasField("save_slice_info_def"):
             info = variable_def.save_slice_info_def
-            full_name = (f"{import_scope.rstrip('/')}/{info.full_name}" if import_scope
-                         else info.full_name)
             self._save_slice_info = Variable.SaveSliceInfo(
-                full_name=full_name, full_shape=list(info.full_shape),
+                full_name=prepend_scope(info.full_name, import_scope), full_shape=list(info.full_shape),
                 var_offset=list(info.var_offset), var_shape=list(info.var_shape))
 
     # -- identity -----------------------------------------------------------------------
