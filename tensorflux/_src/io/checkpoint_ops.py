@@ -35,7 +35,6 @@ from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.io import tensor_bundle
 from tensorflux._src.ops.op_helpers import kernel_error
 from tensorflux._src.ops.registry import OpDef, REQUIRED, register
-from tensorflux._src.train import atomic_write
 from tensorflux._src.train.variables import Variable
 
 
@@ -145,30 +144,23 @@ def merge_bundles(prefixes, destination, delete_old_dirs=True, allow_missing_fil
         if header.num_shards != 1:
             raise errors.InvalidArgumentError(None, None, f"MergeV2Checkpoints: {prefix} has "
                                                           f"{header.num_shards} shards, not 1")
+        shard_entries = {}
         for key, value in items[1:]:
             entry = BundleEntryProto.FromString(value)
-            if key in entries and not entry.slices:
-                raise errors.InvalidArgumentError(
-                    None, None, f"Duplicate tensor name {key.decode('utf-8', 'replace')} "
-                                f"in the checkpoints to merge")
-            if entry.slices and key in entries:  # a partitioned variable's slices list
-                entries[key].slices.extend(entry.slices)
-                continue
-            if not entry.slices:
+            if not entry.slices:  # a full entry of a sliced tensor holds no bytes
                 entry.shard_id = shard_id
-            entries[key] = entry
+            shard_entries[key] = entry
+        try:
+            tensor_bundle.merge_entries(entries, shard_entries)
+        except ValueError as exc:
+            raise errors.InvalidArgumentError(None, None, f"MergeV2Checkpoints: {exc}") from None
         moves.append((tensor_bundle.data_file(prefix, 0, 1),
                       tensor_bundle.data_file(destination, shard_id, len(present))))
     if os.path.dirname(destination):
         os.makedirs(os.path.dirname(destination), exist_ok=True)
     for source, target in moves:
         os.replace(source, target)
-    header = BundleHeaderProto(num_shards=len(present))
-    header.version.producer = 1  # kTensorBundleVersion, as every bundle TF writes
-    table = [(b"", header.SerializeToString())]
-    table += [(key, entries[key].SerializeToString()) for key in sorted(entries)]
-    atomic_write.write_bytes(tensor_bundle.index_file(destination),
-                             tensor_bundle.build_table(table))
+    tensor_bundle.write_index(destination, len(present), entries)
     for prefix in present:
         os.remove(tensor_bundle.index_file(prefix))
     if delete_old_dirs:  # the shards' directories (<prefix>_temp), never the destination's
