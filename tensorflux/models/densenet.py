@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 
 import tensorflux as tf
-from tensorflux.models._classifier import check_mode, classifier_outputs
+from tensorflux.models._classifier import check_labels, check_mode, classifier_spec
 from tensorflux.models.registry import ModelSpec, register, specs
 from tensorflux.regularizers import l2_regularizer
 
@@ -131,17 +131,19 @@ def model_fn(features, labels, mode, params):
     mode: "train", "eval" or "infer"; params: dict with optional keys
       model ("densenet121" | "densenet169" | "densenet201"), config (a DenseNetConfig
       replacing the model's), num_classes (1000), learning_rate (0.1), momentum (0.9).
-    Returns {"logits", "predictions"} plus "loss" (softmax cross-entropy + the kernels'
-    L2 weight decay) outside "infer", and "train_op" (Nesterov momentum SGD, as the
-    paper trains) for "train". The train op runs after the batch-norm updates.
+    Returns a tf.estimator.EstimatorSpec: predictions "classes", "probabilities" and
+    "logits"; outside "infer" the loss (softmax cross-entropy + the kernels' L2 weight
+    decay) and eval metrics "accuracy" / "top_5_accuracy"; for "train" a train_op
+    (Nesterov momentum SGD, as the paper trains) that runs after the batch-norm updates.
     """
     check_mode(mode)
+    check_labels(labels, mode, "densenet")
     spec = specs()[params.get("model", "densenet121")]
     training = mode == "train"
     logits = densenet(features, params.get("config", spec.config),
                       num_classes=params.get("num_classes", spec.num_classes),
                       training=training)
-    return classifier_outputs(logits, labels, mode, lambda: tf.train.MomentumOptimizer(
+    return classifier_spec(logits, labels, mode, lambda: tf.train.MomentumOptimizer(
         params.get("learning_rate", 0.1), params.get("momentum", 0.9), use_nesterov=True))
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 
 import tensorflux as tf
-from tensorflux.models._classifier import check_mode, classifier_outputs
+from tensorflux.models._classifier import check_labels, check_mode, classifier_spec
 from tensorflux.models.registry import ModelSpec, register, specs
 from tensorflux.regularizers import l2_regularizer
 
@@ -205,18 +205,20 @@ def model_fn(features, labels, mode, params):
       model ("mobilenet_v1" | "mobilenet_v2" or any registered MobileNet name),
       config (a MobileNetV1Config / MobileNetV2Config replacing the model's),
       num_classes (1000), learning_rate (0.045), decay (0.9), momentum (0.9).
-    Returns {"logits", "predictions"} plus "loss" (softmax cross-entropy + the kernels'
-    L2 weight decay) outside "infer", and "train_op" (RMSProp, as both papers train)
-    for "train". The train op runs after the batch-norm moving-average updates.
+    Returns a tf.estimator.EstimatorSpec: predictions "classes", "probabilities" and
+    "logits"; outside "infer" the loss (softmax cross-entropy + the kernels' L2 weight
+    decay) and eval metrics "accuracy" / "top_5_accuracy"; for "train" a train_op
+    (RMSProp, as both papers train) that runs after the batch-norm moving-average updates.
     """
     check_mode(mode)
+    check_labels(labels, mode, "mobilenet")
     spec = specs()[params.get("model", "mobilenet_v1")]
     config = params.get("config", spec.config)
     training = mode == "train"
     logits = _BUILDERS[type(config)](features, config,
                                      num_classes=params.get("num_classes", spec.num_classes),
                                      training=training)
-    return classifier_outputs(logits, labels, mode, lambda: tf.train.RMSPropOptimizer(
+    return classifier_spec(logits, labels, mode, lambda: tf.train.RMSPropOptimizer(
         params.get("learning_rate", 0.045), decay=params.get("decay", 0.9),
         momentum=params.get("momentum", 0.9)))
 

@@ -1,7 +1,7 @@
 """ResNet: the ImageNet ResNets v1.5 (18/34/50/101/152) and the CIFAR ResNets (20 ... 110).
 
     logits = models.build("resnet50", images, training=True)     # images: [N, 224, 224, 3]
-    out = model_fn(images, labels, "train", {"model": "resnet20"})
+    spec = model_fn(images, labels, "train", {"model": "resnet20"})  # an EstimatorSpec
     maps = feature_maps(images, depth=50)                          # C3, C4, C5 for an FPN
 
 ImageNet models follow He et al. 2016 ("Deep Residual Learning") with the v1.5 change
@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 
 import tensorflux as tf
+from tensorflux.models._classifier import check_labels, check_mode, classifier_spec
 from tensorflux.models.registry import ModelSpec, register, specs
 
 # Blocks per stage for each standard depth.
@@ -289,18 +290,21 @@ def _config_from_params(params):
     return spec.config, params.get("num_classes", spec.num_classes)
 
 
-def model_fn(features, labels, mode, params=None) -> dict:
-    """Builds a ResNet for training ("train"), evaluation ("eval") or prediction ("infer").
+def model_fn(features, labels, mode, params=None):
+    """Builds a ResNet for training ("train"), evaluation ("eval") or prediction ("infer")
+    (tf.estimator.ModeKeys' values), as the reference TF/TPU resnet_main's model_fn.
 
-    features: NHWC float images. labels: int class ids [batch] (or None for "infer").
+    features: NHWC float images. labels: int class ids [batch] (None only for "infer").
     params:   a dict; "model" names a registered ResNet (default "resnet50") or "config"
               gives a ResNetConfig; "num_classes" and any config field (weight_decay,
               label_smoothing, learning_rate, momentum, ...) override.
-    Returns {"logits", "predictions", "loss" (with labels), "train_op" ("train")}.
-    The train op runs the batch-norm updates (UPDATE_OPS) before each step.
+    Returns a tf.estimator.EstimatorSpec: predictions "classes", "probabilities",
+    "logits"; outside "infer" the loss (label-smoothed cross-entropy + weight decay of
+    this model's variables) and eval metrics "accuracy" / "top_5_accuracy"; for "train"
+    a Momentum train_op that runs the batch-norm updates (UPDATE_OPS) before each step.
     """
-    if mode not in ("train", "eval", "infer"):
-        raise ValueError(f"mode must be 'train', 'eval' or 'infer', got {mode!r}")
+    check_mode(mode)
+    check_labels(labels, mode, "resnet")
     params = dict(params or {})
     config, num_classes = _config_from_params(params)
     fields = {f.name for f in dataclasses.fields(ResNetConfig)}
@@ -308,30 +312,19 @@ def model_fn(features, labels, mode, params=None) -> dict:
     training = mode == "train"
 
     logits = resnet(features, config, num_classes=num_classes, training=training)
-    out = {"logits": logits, "predictions": tf.argmax(logits, axis=-1)}
-    if labels is None or mode == "infer":
-        return out
+    loss = None
     # Decay and update only this model's variables, should the graph hold others.
     scope = logits.op.name.split("/")[0] + "/"
-    onehot = tf.one_hot(tf.cast(labels, tf.int32), num_classes)
-    cross_entropy = tf.losses.softmax_cross_entropy(
-        onehot, logits, label_smoothing=config.label_smoothing)
-    out["loss"] = cross_entropy + weight_decay_loss(config.weight_decay,
-                                                    tf.trainable_variables(scope))
-    if training:
-        out["train_op"] = _train_op(out["loss"], config, scope)
-    return out
-
-
-def _train_op(loss, config, scope):
-    optimizer = tf.train.MomentumOptimizer(config.learning_rate, config.momentum)
-    # Created outside the dependency block below: its initializer must not wait for a
-    # training batch.
-    global_step = tf.train.get_or_create_global_step()
-    # Without this dependency the moving mean/variance would never be updated.
-    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS, scope)):
-        return optimizer.minimize(loss, global_step=global_step,
-                                  var_list=tf.trainable_variables(scope))
+    if mode != "infer":
+        onehot = tf.one_hot(tf.cast(labels, tf.int32), num_classes)
+        cross_entropy = tf.losses.softmax_cross_entropy(
+            onehot, logits, label_smoothing=config.label_smoothing)
+        loss = cross_entropy + weight_decay_loss(config.weight_decay,
+                                                 tf.trainable_variables(scope))
+    return classifier_spec(
+        logits, labels, mode, loss=loss, scope=scope,
+        make_optimizer=lambda: tf.train.MomentumOptimizer(config.learning_rate,
+                                                          config.momentum))
 
 
 # --- the registry ------------------------------------------------------------------------

@@ -25,7 +25,6 @@ batch normalization in the FPN or heads, and NMS at inference is per class.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import math
 
@@ -413,8 +412,6 @@ def detect(outputs, image_size, config=None, *, num_classes):
 
 
 # -- model_fn ---------------------------------------------------------------------------------
-ModelFnResult = collections.namedtuple("ModelFnResult", ["mode", "predictions", "loss",
-                                                         "train_op"])
 
 
 def _weight_decay(rate):
@@ -430,7 +427,7 @@ def model_fn(features, labels, mode, params):
     `assign_batch_targets`'s "cls_targets" (N, A) and "box_targets" (N, A, 4); mode TRAIN,
     EVAL or PREDICT; params: "num_classes", and optionally "config", "learning_rate",
     "momentum" and "feature_fn" (images, training -> {"C3", "C4", "C5"}, replacing the
-    ResNet backbone). Returns ModelFnResult(mode, predictions, loss, train_op)."""
+    ResNet backbone). Returns a tf.estimator.EstimatorSpec (predictions, loss, train_op)."""
     config = params.get("config", RetinaNetConfig())
     num_classes = params["num_classes"]
     training = mode == TRAIN
@@ -442,8 +439,8 @@ def model_fn(features, labels, mode, params):
                                       num_classes=num_classes, training=training)
     if mode == PREDICT:
         image_size = tuple(features.shape.as_list()[1:3])
-        return ModelFnResult(mode, detect(outputs, image_size, config,
-                                          num_classes=num_classes), None, None)
+        return tf.estimator.EstimatorSpec(mode, predictions=detect(
+            outputs, image_size, config, num_classes=num_classes))
 
     total, cls_loss, reg_loss = detection_loss(outputs, labels["cls_targets"],
                                                labels["box_targets"], config, num_classes)
@@ -456,7 +453,8 @@ def model_fn(features, labels, mode, params):
         # Batch-norm moving averages of the backbone update with each step.
         with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
             train_op = optimizer.minimize(loss, tf.train.get_or_create_global_step())
-    return ModelFnResult(mode, predictions, loss, train_op)
+    return tf.estimator.EstimatorSpec(mode, predictions=predictions, loss=loss,
+                                      train_op=train_op)
 
 
 register(ModelSpec(name="retinanet50", family="retinanet", kind="detector",

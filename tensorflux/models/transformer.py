@@ -496,14 +496,6 @@ def beam_search(source_ids, config, *, num_classes=None, beam_size=None, alpha=N
 
 # -- model_fn ---------------------------------------------------------------------------------
 
-class ModelFnOutput(NamedTuple):
-    """What `model_fn` returns, in the shape of TF1's tf.estimator.EstimatorSpec."""
-    mode: str
-    predictions: Any = None    # infer: {"ids", "scores"}; train/eval: {"logits"}
-    loss: Any = None
-    train_op: Any = None
-
-
 def _resolve_config(params) -> TransformerConfig:
     """params: a TransformerConfig, or a dict with "model" (a registered name, default
     transformer_base) and/or "config", plus field overrides."""
@@ -521,8 +513,9 @@ def _resolve_config(params) -> TransformerConfig:
     return dataclasses.replace(config, **params) if params else config
 
 
-def model_fn(features, labels, mode, params=None) -> ModelFnOutput:
-    """Estimator-style entry. mode: "train", "eval" or "infer".
+def model_fn(features, labels, mode, params=None):
+    """The model_fn for tf.estimator.Estimator: returns an EstimatorSpec. mode: "train",
+    "eval" or "infer" (tf.estimator.ModeKeys).
 
     Seq2seq: `features` is the source ids (or {"inputs": ids}), `labels` the target ids.
     Language model: `features` is the token ids and `labels` the next ids (default: the
@@ -539,10 +532,10 @@ def model_fn(features, labels, mode, params=None) -> ModelFnOutput:
     if mode == "infer":
         if config.decoder_only:
             logits = build_language_model(features, config)
-            return ModelFnOutput(mode, {"ids": tf.cast(tf.argmax(logits, -1), tf.int32),
-                                        "logits": logits})
+            return tf.estimator.EstimatorSpec(mode, predictions={
+                "ids": tf.cast(tf.argmax(logits, -1), tf.int32), "logits": logits})
         ids, scores = beam_search(features, config)
-        return ModelFnOutput(mode, {"ids": ids, "scores": scores})
+        return tf.estimator.EstimatorSpec(mode, predictions={"ids": ids, "scores": scores})
 
     training = mode == "train"
     if config.decoder_only:
@@ -559,7 +552,8 @@ def model_fn(features, labels, mode, params=None) -> ModelFnOutput:
                                            beta1=config.adam_beta1, beta2=config.adam_beta2,
                                            epsilon=config.adam_epsilon)
         train_op = optimizer.minimize(loss, global_step=global_step)
-    return ModelFnOutput(mode, {"logits": logits}, loss, train_op)
+    return tf.estimator.EstimatorSpec(mode, predictions={"logits": logits}, loss=loss,
+                                      train_op=train_op)
 
 
 # -- the registry -----------------------------------------------------------------------------

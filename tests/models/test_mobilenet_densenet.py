@@ -296,11 +296,13 @@ def test_forward_matches_numpy(family):
     images = rng.uniform(-1, 1, (2, 32, 32, 3)).astype(np.float32)
     x = tf.placeholder(tf.float32, [None, 32, 32, 3])
     out = model_fn(x, None, "infer", {"model": name, "config": config, "num_classes": 10})
-    assert set(out) == {"logits", "predictions"}
+    assert out.mode == "infer" and out.loss is None and out.train_op is None
+    assert set(out.predictions) == {"classes", "probabilities", "logits"}
     kernels = numpy_kernels(rng)
     with tf.Session(config=FAST_COMPILE) as sess:
         initialize(sess, kernels)
-        logits, predictions = sess.run([out["logits"], out["predictions"]], {x: images})
+        logits, predictions = sess.run([out.predictions["logits"],
+                                         out.predictions["classes"]], {x: images})
     assert logits.shape == (2, 10)
     expected = reference(images.astype(np.float64),
                          {v.op.name: value.astype(np.float64) for v, value in kernels.items()},
@@ -323,7 +325,7 @@ def test_training_steps_reduce_the_loss(family):
     moving_mean = next(v for v in tf.global_variables() if v.op.name.endswith("moving_mean"))
     with tf.Session(config=FAST_COMPILE) as sess:
         initialize(sess, numpy_kernels(rng))
-        losses = [sess.run([out["loss"], out["train_op"]], {x: images, y: labels})[0]
+        losses = [sess.run([out.loss, out.train_op], {x: images, y: labels})[0]
                   for _ in range(4)]
         step, mean = sess.run([tf.train.get_global_step(), moving_mean])
     assert all(np.isfinite(losses))
@@ -342,7 +344,8 @@ def test_eval_mode_has_loss_but_no_train_op():
     x = tf.placeholder(tf.float32, [2, 32, 32, 3])
     y = tf.placeholder(tf.int64, [2])
     out = densenet.model_fn(x, y, "eval", {"config": DENSE_TINY, "num_classes": 10})
-    assert set(out) == {"logits", "predictions", "loss"}
+    assert out.train_op is None and out.loss.shape.as_list() == []
+    assert set(out.eval_metric_ops) == {"accuracy", "top_5_accuracy"}
     assert tf.get_collection(tf.GraphKeys.UPDATE_OPS) == []
     with pytest.raises(ValueError, match="mode must be"):
         mobilenet.model_fn(x, y, "predict", {})

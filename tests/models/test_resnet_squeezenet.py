@@ -235,8 +235,8 @@ def resnet20_run():
         gammas = {v.op.name: v for v in tf.global_variables() if v.op.name.endswith("gamma")}
         stem_mean = graph.get_tensor_by_name("resnet20/stem/bn1/moving_mean:0")
         kernels = fed_kernels(rng)
-        fetches = {"logits": out["logits"], "loss": out["loss"], "gammas": gammas,
-                   "stem_moving_mean": stem_mean, "train": out["train_op"]}
+        fetches = {"logits": out.predictions["logits"], "loss": out.loss, "gammas": gammas,
+                   "stem_moving_mean": stem_mean, "train": out.train_op}
         with session(graph) as sess:
             initialize(sess, kernels)
             # Each run fetches the values from before its own update.
@@ -385,10 +385,13 @@ def test_model_fn_modes():
     images = tf.placeholder(tf.float32, [2, 32, 32, 3])
     labels = tf.placeholder(tf.int32, [2])
     infer = resnet.model_fn(images, None, "infer", {"model": "resnet20"})
-    assert sorted(infer) == ["logits", "predictions"]
+    assert sorted(infer.predictions) == ["classes", "logits", "probabilities"]
+    assert infer.loss is None and infer.train_op is None
     evaluate = resnet.model_fn(images, labels, "eval", {"model": "resnet20"})
-    assert sorted(evaluate) == ["logits", "loss", "predictions"]
-    assert evaluate["loss"].shape.as_list() == []
+    assert evaluate.train_op is None and evaluate.loss.shape.as_list() == []
+    assert set(evaluate.eval_metric_ops) == {"accuracy", "top_5_accuracy"}
+    with pytest.raises(ValueError, match="needs labels"):
+        resnet.model_fn(images, None, "train", {"model": "resnet20"})
     with pytest.raises(ValueError):
         resnet.model_fn(images, labels, "predict", {"model": "resnet20"})
 
