@@ -266,9 +266,9 @@ __all__ = sorted(name for name in dir() if not name.startswith("_"))
 from tensorflux import compat  # noqa: E402,F401  (mirrors __all__, so comes last)
 
 
-# Imported on first use, so `import tensorflux` does not load them: `tf.contrib`, and
-# `tf.test` (unittest, absltest and absl's test flags).
-_LAZY_MODULES = ("contrib", "test")
+# Imported on first use, so `import tensorflux` does not load them: `tf.contrib`,
+# `tf.test` (unittest, absltest and absl's test flags) and `tf.keras` (get_file alone).
+_LAZY_MODULES = ("contrib", "test", "keras")
 
 
 def __getattr__(name):

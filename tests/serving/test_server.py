@@ -8,13 +8,10 @@ import base64
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import types
-import urllib.error
-import urllib.request
 
 import numpy as np
 import pytest
@@ -23,6 +20,8 @@ from tensorflux.serving import batching, model_manager, rest_api
 from tensorflux.serving.model_manager import ModelConfig, ModelManager
 
 from tests.serving.fakes import FakeLoader, make_base, run, serving
+from tests.serving.server_process import http as _http
+from tests.serving.server_process import start_server
 
 
 def _manager(tmp_path, *versions, policy="latest", make_batcher=None, loader=None, labels=None):
@@ -422,43 +421,6 @@ def test_full_batch_queue_answers_429(tmp_path):
 
 
 # -- end to end: train, export, `tensorflux serve` in a subprocess --------------------------
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _http(method, url, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
-
-
-def start_server(model_name, base, repo, *flags):
-    """`tensorflux serve` for the models under `base`, on a free port: (process, the
-    model's URL) once the model answers."""
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tensorflux", "serve", "--model_name", model_name,
-         "--model_base_path", str(base), "--rest_api_port", str(port), "--host", "127.0.0.1",
-         *flags], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}/v1/models/{model_name}"
-    for _ in range(600):
-        try:
-            if _http("GET", url)[0] == 200:
-                break
-        except OSError:
-            pass
-        if server.poll() is not None:
-            raise AssertionError(server.stdout.read())
-        time.sleep(0.1)
-    return server, url
-
 
 def _cli(*args, cwd):
     result = subprocess.run([sys.executable, "-m", "tensorflux", *args], cwd=cwd,
