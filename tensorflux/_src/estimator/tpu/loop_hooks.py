@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 
-from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 logger = logging.getLogger("tensorflux.estimator")

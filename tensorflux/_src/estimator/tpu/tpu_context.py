@@ -149,5 +149,5 @@ class TPUContext:
     def device_for_replica(self, replica_id):
         devices = self._internal.replicas().devices
         device = devices[replica_id]
-        return (f"/job:localhost/replica:0/task:0/device:{device.platform.upper()}:"
-                f"{device.id}", [0])
+        name = f"/job:localhost/replica:0/task:0/device:{device.platform.upper()}:{device.id}"
+        return name, [0]

@@ -19,17 +19,22 @@ plain Estimator does, a TPUEstimatorSpec converted by as_estimator_spec().
 from __future__ import annotations
 
 import logging
-import math
 
 from tensorflux._src.data.dataset_ops import Dataset
 from tensorflux._src.estimator import estimator as estimator_lib
 from tensorflux._src.estimator.model_fn import EstimatorSpec, ModeKeys
 from tensorflux._src.estimator.tpu import loop_hooks, shard_context
 from tensorflux._src.estimator.tpu.infeed import InfeedDataset
-from tensorflux._src.estimator.tpu.tpu_config import RunConfig, check_positive_integer
+from tensorflux._src.estimator.tpu.tpu_config import (
+    InputPipelineConfig,
+    RunConfig,
+    check_positive_integer,
+)
 from tensorflux._src.estimator.tpu.tpu_context import InternalContext, TPUContext
-from tensorflux._src.estimator.tpu.tpu_estimator_spec import TPUEstimatorSpec, call_host_fn
-from tensorflux._src.estimator.tpu.tpu_config import InputPipelineConfig
+from tensorflux._src.estimator.tpu.tpu_estimator_spec import (
+    TPUEstimatorSpec,
+    call_host_fn,
+)
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework import nest
@@ -130,7 +135,7 @@ class TPUEstimator(estimator_lib.Estimator):
     # ------------------------------------------------------------------ input_fn
     def _call_input_fn(self, input_fn, mode):
         if not callable(input_fn):
-            raise ValueError(f"input_fn must be callable, given: {input_fn!r}")
+            raise ValueError(f"input_fn must be callable, given: {input_fn!r}")  # noqa: TRY004 - TF's type
         args, kwargs = estimator_lib._fn_args(input_fn), {}
         if "params" not in args:
             raise ValueError(f"input_fn ({input_fn}) does not include params argument, "
@@ -294,9 +299,9 @@ class TPUEstimator(estimator_lib.Estimator):
     # ------------------------------------------------------------------ EVAL
     def _eval_loop(self, features, labels, params, config):
         from tensorflux._src.ops import constant as constant_op
+        from tensorflux._src.ops.array import array_ops
         from tensorflux._src.ops.control.control_flow_ops import while_loop
         from tensorflux._src.ops.math import math_ops
-        from tensorflux._src.ops.array import array_ops
         total_steps = self._eval_steps
         steps_run = math_ops.minimum(constant_op.constant(total_steps),
                                      _loop_length(features))
@@ -307,7 +312,7 @@ class TPUEstimator(estimator_lib.Estimator):
             spec = self._call_user_model_fn(step_features, step_labels, ModeKeys.EVAL,
                                             params, config, False, False)
             if not isinstance(spec, TPUEstimatorSpec):
-                raise RuntimeError(f"estimator_spec used by TPU evaluation must have type"
+                raise RuntimeError(f"estimator_spec used by TPU evaluation must have type"  # noqa: TRY004 - TF's type
                                    f"`TPUEstimatorSpec`. Got {type(spec)}")
             captured["spec"] = spec
             deps = []
@@ -343,7 +348,7 @@ class TPUEstimator(estimator_lib.Estimator):
         spec = self._call_user_model_fn(step_features, None, ModeKeys.PREDICT, params,
                                         config, False, False)
         if not isinstance(spec, TPUEstimatorSpec):
-            raise RuntimeError(f"estimator_spec used by TPU prediction must have type"
+            raise RuntimeError(f"estimator_spec used by TPU prediction must have type"  # noqa: TRY004 - TF's type
                                f"`TPUEstimatorSpec`. Got {type(spec)}")
         if spec.host_call is not None:
             raise NotImplementedError("TPUEstimatorSpec.host_call in PREDICT is not "
@@ -358,7 +363,7 @@ class TPUEstimator(estimator_lib.Estimator):
 def _loop_length(stacked):
     """The number of steps a loop's input holds (axis 1 of every stacked component)."""
     from tensorflux._src.ops.array import array_ops
-    leaf = [t for t in nest.flatten(stacked) if t is not None][0]
+    leaf = next(t for t in nest.flatten(stacked) if t is not None)
     return array_ops.shape(leaf)[1]
 
 
@@ -373,7 +378,7 @@ def _verify_train_spec(spec):
     if isinstance(spec, TPUEstimatorSpec):
         return spec
     if not isinstance(spec, EstimatorSpec):
-        raise ValueError(f"model_fn should return an EstimatorSpec or TPUEstimatorSpec. "
+        raise ValueError(f"model_fn should return an EstimatorSpec or TPUEstimatorSpec. "  # noqa: TRY004 - TF's type
                          f"Received: {type(spec).__name__} {spec!r}")
     err_msg = "{} returned by EstimatorSpec is not supported in TPUEstimator. "
     if spec.training_chief_hooks:
@@ -430,12 +435,15 @@ class _Outfeed:
 
     def record(self, i):
         from tensorflux._src.ops.array.generator_ops import zeros
+        from tensorflux._src.ops.control.bodies import outside_bodies
         from tensorflux._src.ops.state.state_ops import scatter_update
         from tensorflux._src.train.variables import Variable
-        self._buffers = [Variable(zeros([self._steps] + t.shape.as_list(), dtype=t.dtype),
-                                  trainable=False, name=f"{self._name}_outfeed",
-                                  collections=[GraphKeys.LOCAL_VARIABLES])
-                         for t in self._tensors]
+        with outside_bodies(_graph.get_default_graph()), _graph.control_dependencies(None):
+            self._buffers = [Variable(zeros([self._steps] + t.shape.as_list(),
+                                            dtype=t.dtype),
+                                      trainable=False, name=f"{self._name}_outfeed",
+                                      collections=[GraphKeys.LOCAL_VARIABLES])
+                             for t in self._tensors]
         return [scatter_update(b, i, t) for b, t in zip(self._buffers, self._tensors)]
 
     def read_after(self, done):
@@ -451,6 +459,3 @@ class _Outfeed:
         ops = call_host_fn((self.fn, self.pack(placeholders)))
         return placeholders, [o for o in nest.flatten(ops) if o is not None]
 
-
-def ceil_div(a, b):
-    return int(math.ceil(a / b))

@@ -21,13 +21,13 @@ def validate_host_calls(host_calls):
     from tensorflux._src.train.monitored_session import _fn_args
     for name, host_call in host_calls.items():
         if not isinstance(host_call, (tuple, list)):
-            raise ValueError(f"{name} should be tuple or list")
+            raise ValueError(f"{name} should be tuple or list")  # noqa: TRY004 - TF's type
         if len(host_call) != 2:
             raise ValueError(f"{name} should have two elements.")
         if not callable(host_call[0]):
             raise TypeError(f"{name}[0] should be callable.")
         if not isinstance(host_call[1], (tuple, list, dict)):
-            raise ValueError(f"{name}[1] should be tuple or list, or dict.")
+            raise ValueError(f"{name}[1] should be tuple or list, or dict.")  # noqa: TRY004 - TF's type
         if isinstance(host_call[1], (tuple, list)):
             fn_args = [a for a in _fn_args(host_call[0]) if a != "self"]
             if fn_args and len(host_call[1]) != len(fn_args):
