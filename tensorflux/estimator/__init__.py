@@ -50,4 +50,4 @@ from tensorflux._src.train.session_run_hook import (  # noqa: F401
     SessionRunValues,
 )
 from tensorflux._src.train.warm_starting import VocabInfo  # noqa: F401
-from tensorflux.estimator import export  # noqa: F401
+from tensorflux.estimator import export, tpu  # noqa: F401

@@ -260,10 +260,12 @@ class Estimator:
             if cfg.save_checkpoints_steps or cfg.save_checkpoints_secs:
                 # Our own saver hook (not MonitoredTrainingSession's) so that the
                 # saving_listeners hear every checkpoint, as in TF.
-                chief_hooks.append(hooks_lib.CheckpointSaverHook(
+                saver_hook = hooks_lib.CheckpointSaverHook(
                     self._model_dir, save_secs=cfg.save_checkpoints_secs,
                     save_steps=cfg.save_checkpoints_steps, scaffold=spec.scaffold,
-                    listeners=saving_listeners))
+                    listeners=saving_listeners)
+                saver_hook._set_steps_per_run(self._steps_per_run())
+                chief_hooks.append(saver_hook)
             elif saving_listeners:
                 raise ValueError("There should be a CheckpointSaverHook to use "
                                  "saving_listeners. Please set one of the RunConfig."
@@ -278,6 +280,10 @@ class Estimator:
                 while not sess.should_stop():
                     _, loss = sess.run([spec.train_op, spec.loss])
         return loss
+
+    def _steps_per_run(self):
+        """Training steps one Session.run of train_op makes (TPUEstimator: a loop)."""
+        return 1
 
     # ------------------------------------------------------------------ evaluate
     def eval_dir(self, name=None):

@@ -220,8 +220,13 @@ class CheckpointSaverHook(SessionRunHook):
     def before_run(self, run_context):
         return SessionRunArgs(self._global_step)
 
+    def _set_steps_per_run(self, steps_per_run):
+        """TF's hook for loops running several steps per Session.run (TPUEstimator's
+        iterations_per_loop): the global step moves that much in one run."""
+        self._steps_per_run = steps_per_run
+
     def after_run(self, run_context, run_values):
-        step = run_values.results + 1
+        step = run_values.results + getattr(self, "_steps_per_run", 1)
         if self._timer.should_trigger_for_step(step):
             step = run_context.session.run(self._global_step)
             if self._timer.should_trigger_for_step(step):
