@@ -143,8 +143,11 @@ def model_fn(features, labels, mode, params):
     logits = densenet(features, params.get("config", spec.config),
                       num_classes=params.get("num_classes", spec.num_classes),
                       training=training)
-    return classifier_spec(logits, labels, mode, lambda: tf.train.MomentumOptimizer(
-        params.get("learning_rate", 0.1), params.get("momentum", 0.9), use_nesterov=True))
+    return classifier_spec(
+        logits, labels, mode, params=params,
+        make_optimizer=lambda: tf.train.MomentumOptimizer(
+            params.get("learning_rate", 0.1), params.get("momentum", 0.9),
+            use_nesterov=True))
 
 
 def _register(name, blocks):

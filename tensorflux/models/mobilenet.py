@@ -218,9 +218,11 @@ def model_fn(features, labels, mode, params):
     logits = _BUILDERS[type(config)](features, config,
                                      num_classes=params.get("num_classes", spec.num_classes),
                                      training=training)
-    return classifier_spec(logits, labels, mode, lambda: tf.train.RMSPropOptimizer(
-        params.get("learning_rate", 0.045), decay=params.get("decay", 0.9),
-        momentum=params.get("momentum", 0.9)))
+    return classifier_spec(
+        logits, labels, mode, params=params,
+        make_optimizer=lambda: tf.train.RMSPropOptimizer(
+            params.get("learning_rate", 0.045), decay=params.get("decay", 0.9),
+            momentum=params.get("momentum", 0.9)))
 
 
 # ----------------------------------------------------------------------------- registry

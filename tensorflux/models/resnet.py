@@ -27,7 +27,8 @@ from __future__ import annotations
 import dataclasses
 
 import tensorflux as tf
-from tensorflux.models._classifier import check_labels, check_mode, classifier_spec
+from tensorflux.models._classifier import (check_labels, check_mode, classifier_spec,
+                                           model_params)
 from tensorflux.models.registry import ModelSpec, register, specs
 
 # Blocks per stage for each standard depth.
@@ -305,24 +306,28 @@ def model_fn(features, labels, mode, params=None):
     """
     check_mode(mode)
     check_labels(labels, mode, "resnet")
-    params = dict(params or {})
-    config, num_classes = _config_from_params(params)
+    config, num_classes = _config_from_params(model_params(params))
     fields = {f.name for f in dataclasses.fields(ResNetConfig)}
-    config = dataclasses.replace(config, **{k: v for k, v in params.items() if k in fields})
+    config = dataclasses.replace(config, **{k: v for k, v in model_params(params).items()
+                                            if k in fields})
     training = mode == "train"
 
+    # Decay and update only this model's variables, should the graph hold others: those
+    # the build adds (a name scope would not do: inside TPUEstimator's loop the ops'
+    # names start with "while/", the variables' do not).
+    variables_before = len(tf.trainable_variables())
+    updates_before = len(tf.get_collection(tf.GraphKeys.UPDATE_OPS))
     logits = resnet(features, config, num_classes=num_classes, training=training)
+    model_variables = tf.trainable_variables()[variables_before:]
     loss = None
-    # Decay and update only this model's variables, should the graph hold others.
-    scope = logits.op.name.split("/")[0] + "/"
     if mode != "infer":
         onehot = tf.one_hot(tf.cast(labels, tf.int32), num_classes)
         cross_entropy = tf.losses.softmax_cross_entropy(
             onehot, logits, label_smoothing=config.label_smoothing)
-        loss = cross_entropy + weight_decay_loss(config.weight_decay,
-                                                 tf.trainable_variables(scope))
+        loss = cross_entropy + weight_decay_loss(config.weight_decay, model_variables)
     return classifier_spec(
-        logits, labels, mode, loss=loss, scope=scope,
+        logits, labels, mode, loss=loss, params=params, var_list=model_variables,
+        update_ops=tf.get_collection(tf.GraphKeys.UPDATE_OPS)[updates_before:],
         make_optimizer=lambda: tf.train.MomentumOptimizer(config.learning_rate,
                                                           config.momentum))
 

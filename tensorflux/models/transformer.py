@@ -501,7 +501,8 @@ def _resolve_config(params) -> TransformerConfig:
     transformer_base) and/or "config", plus field overrides."""
     if isinstance(params, TransformerConfig):
         return params
-    params = dict(params or {})
+    params = {k: v for k, v in (params or {}).items()
+              if k not in ("batch_size", "use_tpu", "context")}   # TPUEstimator's keys
     config = params.pop("config", None)
     name = params.pop("model", "transformer_base")
     if config is None:
@@ -522,20 +523,24 @@ def model_fn(features, labels, mode, params=None):
     features shifted left, with 0 after the end). Infer decodes with beam search
     (seq2seq; `params["beam_size"] = 1` still runs the beam loop, use greedy_decode for
     plain greedy) or, for a language model, returns each position's most likely next id.
-    The vocabulary is `config.vocab_size` (set it through params).
+    The vocabulary is `config.vocab_size` (set it through params). Under TPUEstimator
+    (params holding "use_tpu") the spec is a TPUEstimatorSpec, and on the shards Adam is
+    wrapped in tf.contrib.tpu.CrossShardOptimizer, as the reference TPU Transformer.
     """
     if mode not in ("train", "eval", "infer"):
         raise ValueError(f"mode must be 'train', 'eval' or 'infer'. Received: mode={mode!r}")
+    tpu = isinstance(params, dict) and "use_tpu" in params
+    spec_class = tf.contrib.tpu.TPUEstimatorSpec if tpu else tf.estimator.EstimatorSpec
     config = _resolve_config(params)
     if isinstance(features, dict):
         features = features["inputs"]
     if mode == "infer":
         if config.decoder_only:
             logits = build_language_model(features, config)
-            return tf.estimator.EstimatorSpec(mode, predictions={
+            return spec_class(mode, predictions={
                 "ids": tf.cast(tf.argmax(logits, -1), tf.int32), "logits": logits})
         ids, scores = beam_search(features, config)
-        return tf.estimator.EstimatorSpec(mode, predictions={"ids": ids, "scores": scores})
+        return spec_class(mode, predictions={"ids": ids, "scores": scores})
 
     training = mode == "train"
     if config.decoder_only:
@@ -551,9 +556,10 @@ def model_fn(features, labels, mode, params=None):
         optimizer = tf.train.AdamOptimizer(learning_rate_schedule(global_step, config),
                                            beta1=config.adam_beta1, beta2=config.adam_beta2,
                                            epsilon=config.adam_epsilon)
+        if tpu and params["use_tpu"]:
+            optimizer = tf.contrib.tpu.CrossShardOptimizer(optimizer)
         train_op = optimizer.minimize(loss, global_step=global_step)
-    return tf.estimator.EstimatorSpec(mode, predictions={"logits": logits}, loss=loss,
-                                      train_op=train_op)
+    return spec_class(mode, predictions={"logits": logits}, loss=loss, train_op=train_op)
 
 
 # -- the registry -----------------------------------------------------------------------------

@@ -1,6 +1,11 @@
 """The zoo's model_fns under tf.estimator.Estimator, unchanged, as the reference TF/TPU
 models ran: train / evaluate / predict / export on tasks whose answers the test knows."""
 
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -8,6 +13,7 @@ import tensorflux as tf
 from tensorflux._src.runtime.config import compiler_options_config
 from tensorflux.models import resnet, transformer
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FAST_COMPILE = compiler_options_config({"xla_cpu_experimental_ynn_fusion_type": None})
 SIZE = 8
 
@@ -95,3 +101,19 @@ def test_zoo_model_fn_errors_are_the_estimator_s(tmp_path):
     images, _ = quadrant_images(4, seed=0)
     with pytest.raises(ValueError, match="resnet model_fn: mode 'train' needs labels"):
         est.train(lambda: tf.data.Dataset.from_tensor_slices(images).batch(4), steps=1)
+
+
+def test_resnet_model_fn_under_tpu_estimator_on_two_shards():
+    """The same model_fn under TPUEstimator (TPUEstimatorSpec, CrossShardOptimizer,
+    25 steps per loop): 2 forced CPU shards train as 1 shard and learn the task."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
+               JAX_PLATFORMS="cpu", PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, "-m", "tests.estimator.zoo_tpu_program", "1,2"],
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    one, two = results["1"], results["2"]
+    assert one["global_step"] == two["global_step"] == 100
+    assert two["accuracy"] >= 0.9, results
+    np.testing.assert_allclose(two["loss"], one["loss"], rtol=1e-3, atol=1e-4)
+    assert two["accuracy"] == one["accuracy"]
