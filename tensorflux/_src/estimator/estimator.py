@@ -5,6 +5,7 @@ TF1's files in model_dir (checkpoint, model.ckpt-N.*, graph.pbtxt, events, eval/
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
 import shutil
@@ -14,6 +15,7 @@ import time
 import numpy as np
 
 from tensorflux._src.data.dataset_ops import Dataset
+from tensorflux._src.estimator import distribute as distribute_lib
 from tensorflux._src.estimator import run_config as run_config_lib
 from tensorflux._src.estimator.model_fn import EstimatorSpec, ModeKeys
 from tensorflux._src.framework import graph as _graph
@@ -130,6 +132,8 @@ class Estimator:
         if model_dir is None:
             model_dir = tempfile.mkdtemp()
             logger.warning("Using temporary folder as model directory: %s", model_dir)
+        distribute_lib.check_strategy(config.train_distribute, "train_distribute")
+        distribute_lib.check_strategy(config.eval_distribute, "eval_distribute")
         self._config = config.replace(model_dir=model_dir)
         self._model_dir = model_dir
         self._model_fn = model_fn
@@ -172,7 +176,20 @@ class Estimator:
             kwargs["params"] = self.params
         if "config" in args:
             kwargs["config"] = self._config
-        return parse_input_fn_result(input_fn(**kwargs))
+        result = input_fn(**kwargs)
+        strategy = self._distribution(mode)
+        if strategy is not None:
+            result = distribute_lib.distribute_input(result, strategy)
+        return parse_input_fn_result(result)
+
+    def _distribution(self, mode):
+        """The strategy this mode runs under: RunConfig's train_distribute for TRAIN,
+        eval_distribute for EVAL (no fallback to train_distribute, as TF 1.15)."""
+        if mode == ModeKeys.TRAIN:
+            return self._config.train_distribute
+        if mode == ModeKeys.EVAL:
+            return self._config.eval_distribute
+        return None
 
     def _call_model_fn(self, features, labels, mode, config):
         args, kwargs = _fn_args(self._model_fn), {}
@@ -186,7 +203,10 @@ class Estimator:
             kwargs["params"] = self.params
         if "config" in args:
             kwargs["config"] = config
-        spec = self._model_fn(features=features, **kwargs)
+        strategy = self._distribution(mode)
+        # In the scope, the model's ops run replicated (SPMD) over the strategy's devices.
+        with strategy.scope() if strategy is not None else contextlib.nullcontext():
+            spec = self._model_fn(features=features, **kwargs)
         if not isinstance(spec, EstimatorSpec):
             raise ValueError(f"model_fn should return an EstimatorSpec. Received: "
                              f"{type(spec).__name__} {spec!r}")
@@ -250,8 +270,10 @@ class Estimator:
             self._default_saver()
             cfg = self._config
             all_hooks = input_hooks + hooks + list(spec.training_hooks) + [
-                hooks_lib.StopAtStepHook(steps, max_steps),
                 hooks_lib.NanTensorHook(spec.loss)]
+            if steps is not None or max_steps is not None:
+                # Neither: train until the input_fn's data ends (OutOfRange), as TF.
+                all_hooks.append(hooks_lib.StopAtStepHook(steps, max_steps))
             if cfg.log_step_count_steps:
                 all_hooks.append(hooks_lib.LoggingTensorHook(
                     {"loss": spec.loss, "step": global_step},

@@ -132,7 +132,10 @@ class RunConfig:
 
     def replace(self, **kwargs):
         """A copy with the given properties changed (TF's allowed list only)."""
-        new = copy.deepcopy(self)
+        # Strategies hold devices and are shared, not copied.
+        shared = {id(s): s for s in (self._train_distribute, self._eval_distribute)
+                  if s is not None}
+        new = copy.deepcopy(self, shared)
         for key, value in kwargs.items():
             if key not in _DEFAULT_REPLACEABLE:
                 raise ValueError(f"Replacing {key} is not supported. Allowed properties are "
