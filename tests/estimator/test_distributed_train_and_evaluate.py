@@ -326,3 +326,30 @@ def test_train_and_evaluate_rejects_task_types(tmp_path, monkeypatch):
     est = tf.estimator.Estimator(mlp_model_fn, model_dir=str(tmp_path))
     with pytest.raises(NotImplementedError, match="no 'ps' job"):
         tf.estimator.train_and_evaluate(est, *specs)
+
+
+def test_canned_estimators_partitioned_variables_are_saved_under_tfs_names(tmp_path,
+                                                                         monkeypatch):
+    """With ps tasks, canned estimators partition their variables (TF's
+    min_max_variable_partitioner: small ones stay one piece, `.../part_0`); the ps tasks
+    save them, and their slots, whole under the full names a local model reads."""
+    from tensorflux._src.distribute.ps import model_layout, ps_task
+    from tensorflux._src.estimator.ps_model_fn import EstimatorPsModel
+
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": CLUSTER,
+                                                "task": {"type": "chief", "index": 0}}))
+    est = tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x", [3])],
+                                     n_classes=3, model_dir=str(tmp_path))
+
+    def input_fn():
+        return {"x": tf.constant(np.ones((2, 3), np.float32))}, tf.constant([0, 2])
+
+    model = EstimatorPsModel(est, input_fn)
+    layout, _ = model_layout.inspect_model(model, num_ps=1)
+    assert "dnn/logits/kernel/part_0" in layout.placement
+    ps = ps_task.ParameterServerTask(0, layout, model, None, None, None, None, "t")
+    assert set(ps.saved) == {
+        "global_step", "dnn/hiddenlayer_0/kernel", "dnn/hiddenlayer_0/bias",
+        "dnn/logits/kernel", "dnn/logits/bias", "dnn/hiddenlayer_0/kernel/Adagrad",
+        "dnn/hiddenlayer_0/bias/Adagrad", "dnn/logits/kernel/Adagrad",
+        "dnn/logits/bias/Adagrad"}

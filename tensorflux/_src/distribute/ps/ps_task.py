@@ -50,6 +50,23 @@ def make_optimizer(optimizer):
     return optimizer
 
 
+def checkpoint_name(variable):
+    """The variable's name in checkpoints. A partitioned variable in one piece (what
+    TF's min_max_variable_partitioner makes of a small variable, as canned Estimators
+    use on ps tasks) is saved whole under its full name (`dnn/logits/kernel`, not
+    `.../part_0`), so a model built without the partitioner (a local Estimator, an
+    evaluator) reads it; its slots likewise (`dnn/logits/kernel/Adagrad`)."""
+    info = variable._get_save_slice_info()
+    if info is None:
+        return variable.op.name
+    if list(info.full_shape) != list(info.var_shape):
+        raise NotImplementedError(
+            f"{variable.op.name!r} is one of several pieces of the partitioned variable "
+            f"{info.full_name!r} (full shape {list(info.full_shape)}); parameter-server "
+            f"training saves a partitioned variable only in one piece")
+    return info.full_name
+
+
 def _shard_apply(optimizer, layout, specs):
     """(global step, {name: variable}, {name: gradient placeholder}, apply op,
     [optimizer]) for this ps's shard: the variables under their model names and the
@@ -142,10 +159,10 @@ class ParameterServerTask:
                 saved.append(self.global_step)
             if self.task == self.layout.non_slot_task:
                 saved += others
-            self.saved = {v.op.name: v.read_value() for v in saved}
+            self.saved = {checkpoint_name(v): v.read_value() for v in saved}
             # A restore reads what this task saved plus the step and the non-slot
             # variables, which every ps keeps but only one saves.
-            restored = {v.op.name: v for v in saved + [self.global_step] + others}
+            restored = {checkpoint_name(v): v for v in saved + [self.global_step] + others}
             self.saver = tf.train.Saver(var_list=restored)
         self.sess = tf.Session(graph=self.graph)
 
