@@ -308,11 +308,11 @@ def test_run_config_roles(monkeypatch):
 def test_train_and_evaluate_rejects_task_types(tmp_path, monkeypatch):
     specs = _specs()
     for task_type, message in [
-            ("local", "`task.type` in TF_CONFIG cannot be `local`. Leaving `cluster` and "
-                      "`task` properties in TF_CONFIG absent triggers train and evaluate "
-                      "`Estimator` locally (non-distributed)."),
-            ("trainer", "Task type trainer is not supported. Supported task types are "
-                        "['chief', 'evaluator', 'master', 'ps', 'worker']")]:
+            ("local", ("`task.type` in TF_CONFIG cannot be `local`. Leaving `cluster` and "
+                       "`task` properties in TF_CONFIG absent triggers train and evaluate "
+                       "`Estimator` locally (non-distributed).")),
+            ("trainer", ("Task type trainer is not supported. Supported task types are "
+                         "['chief', 'evaluator', 'master', 'ps', 'worker']"))]:
         monkeypatch.setenv("TF_CONFIG", json.dumps({
             "cluster": {"chief": ["c:1"], task_type: ["t:1"]},
             "task": {"type": task_type, "index": 0}}))
@@ -353,3 +353,22 @@ def test_canned_estimators_partitioned_variables_are_saved_under_tfs_names(tmp_p
         "dnn/logits/kernel", "dnn/logits/bias", "dnn/hiddenlayer_0/kernel/Adagrad",
         "dnn/hiddenlayer_0/bias/Adagrad", "dnn/logits/kernel/Adagrad",
         "dnn/logits/bias/Adagrad"}
+
+
+def test_launcher_gives_each_estimator_task_its_tf_config():
+    from tensorflux.distribute import launch
+
+    tasks = launch.cluster_environments(2, num_ps=1, chief=True, evaluator=True, base={})
+    assert [name for name, _ in tasks] == ["chief:0", "worker:0", "worker:1", "ps:0",
+                                           "evaluator:0"]
+    configs = [json.loads(env["TF_CONFIG"]) for _, env in tasks]
+    cluster = configs[0]["cluster"]
+    assert {job: len(a) for job, a in cluster.items()} == {"chief": 1, "worker": 2, "ps": 1}
+    assert len({a for addresses in cluster.values() for a in addresses}) == 4
+    assert all(c["cluster"] == cluster for c in configs)
+    assert [c["task"] for c in configs] == [
+        {"type": "chief", "index": 0}, {"type": "worker", "index": 0},
+        {"type": "worker", "index": 1}, {"type": "ps", "index": 0},
+        {"type": "evaluator", "index": 0}]
+    with pytest.raises(ValueError, match="expected counts >= 0"):
+        launch.cluster_environments(0, num_ps=1, chief=False)

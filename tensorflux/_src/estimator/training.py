@@ -73,6 +73,7 @@ class _Evaluator:
         self._max_steps = max_training_steps
         self._previous_ckpt = None
         self.last_result, self.last_exports = None, []
+        self._last_warning_time = 0.0
 
     @property
     def previous_checkpoint(self):
@@ -83,15 +84,22 @@ class _Evaluator:
         task); returns the result, or None when there is no new checkpoint."""
         checkpoint = self._estimator.latest_checkpoint()
         if not checkpoint:
-            logger.warning("Estimator is not trained yet. Will start an evaluation when a "
-                           "checkpoint is ready.")
+            self._warn_every_10_minutes("Estimator is not trained yet. Will start an "
+                                        "evaluation when a checkpoint is ready.")
             return None
         if checkpoint == self._previous_ckpt:
-            logger.info("No new checkpoint ready for evaluation. Skip the current "
-                        "evaluation pass as evaluation results are expected to be same "
-                        "for the same checkpoint.")
+            self._warn_every_10_minutes(
+                "No new checkpoint ready for evaluation. Skip the current evaluation pass "
+                "as evaluation results are expected to be same for the same checkpoint.")
             return None
+        self._last_warning_time = 0.0
         return self.evaluate_and_export()[0]
+
+    def _warn_every_10_minutes(self, message):
+        now = time.time()
+        if now - self._last_warning_time > 600:
+            logger.warning(message)
+            self._last_warning_time = now
 
     def evaluate_and_export(self, is_final=False):
         checkpoint = self._estimator.latest_checkpoint()
