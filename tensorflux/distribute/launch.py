@@ -16,6 +16,13 @@ worker waiting in a collective for a dead peer would otherwise wait for JAX's
 heartbeat timeout) and its exit status is returned; `--timeout` stops all of them
 after that many seconds (exit status 124).
 
+An Estimator cluster for `tf.estimator.train_and_evaluate` (TF 1.x's roles):
+
+    python -m tensorflux.distribute.launch --chief -n 2 --ps 1 --evaluator -- train.py
+
+starts a chief, 2 workers, 1 ps and an evaluator, each with its own TF_CONFIG (the
+chief runs the training job on Ray; see tensorflux/_src/estimator/distributed_training.py).
+
 On several hosts, start one process per host yourself with the same "cluster" in
 TF_CONFIG and each host's own "task" (see tensorflux/distribute/multi_worker.py).
 """
@@ -69,13 +76,39 @@ def worker_environments(num_processes, host="127.0.0.1", devices_per_process=Non
     return envs
 
 
+def cluster_environments(num_workers, num_ps=0, chief=True, evaluator=False,
+                         host="127.0.0.1", base=None):
+    """[(task name, environment)] for an Estimator cluster as TF 1.x's
+    `train_and_evaluate` reads it: a "chief" (if `chief`), `num_workers` "worker" and
+    `num_ps` "ps" tasks on free loopback ports, plus an "evaluator" task outside the
+    cluster (if `evaluator`); each environment is `base` (default os.environ) plus
+    TF_CONFIG naming that task."""
+    if min(num_workers, num_ps) < 0 or not (chief or num_workers):
+        raise ValueError(f"num_workers={num_workers}, num_ps={num_ps}, chief={chief}; "
+                         f"expected counts >= 0 and a chief or at least one worker.")
+    base = dict(os.environ if base is None else base)
+    jobs = [(job, n) for job, n in (("chief", int(chief)), ("worker", num_workers),
+                                    ("ps", num_ps)) if n]
+    ports = iter(free_ports(sum(n for _, n in jobs), host))
+    cluster = {job: [f"{host}:{next(ports)}" for _ in range(n)] for job, n in jobs}
+    tasks = [(job, i) for job, n in jobs for i in range(n)]
+    tasks += [("evaluator", 0)] if evaluator else []
+    return [(f"{job}:{i}", dict(base, TF_CONFIG=json.dumps(
+        {"cluster": cluster, "task": {"type": job, "index": i}}))) for job, i in tasks]
+
+
 def run(argv, num_processes, host="127.0.0.1", devices_per_process=None, timeout=None,
-        grace=5.0, env=None):
-    """Runs `python argv...` as `num_processes` workers; returns the exit status (0 if
-    all succeeded, else the first failure's; 124 on timeout)."""
-    if num_processes < 1:
-        raise ValueError(f"num_processes={num_processes}; expected at least 1.")
-    envs = worker_environments(num_processes, host, devices_per_process, env)
+        grace=5.0, env=None, tasks=None):
+    """Runs `python argv...` as `num_processes` workers (or one process per
+    (name, environment) of `tasks`, e.g. `cluster_environments`); returns the exit
+    status (0 if all succeeded, else the first failure's; 124 on timeout)."""
+    if tasks is None:
+        if num_processes < 1:
+            raise ValueError(f"num_processes={num_processes}; expected at least 1.")
+        envs = worker_environments(num_processes, host, devices_per_process, env)
+        names = [f"worker {i}" for i in range(num_processes)]
+    else:
+        names, envs = [name for name, _ in tasks], [e for _, e in tasks]
     procs = []
     try:
         for worker_env in envs:
@@ -90,7 +123,7 @@ def run(argv, num_processes, host="127.0.0.1", devices_per_process=None, timeout
             failed = [(i, c) for i, c in enumerate(codes) if c not in (None, 0)]
             if failed:
                 index, code = failed[0]
-                _say(f"worker {index} exited with status {code}; stopping the others.")
+                _say(f"{names[index]} exited with status {code}; stopping the others.")
                 return _status(code)
             if all(c == 0 for c in codes):
                 return 0
@@ -167,16 +200,30 @@ def main(argv=None):
                         help="stop every worker after S seconds (exit status 124)")
     parser.add_argument("--grace", type=float, default=5.0,
                         help="seconds between SIGTERM and SIGKILL when stopping workers")
+    parser.add_argument("--chief", action="store_true",
+                        help="an Estimator cluster: add a 'chief' task (-n counts the "
+                             "'worker' tasks besides it)")
+    parser.add_argument("--ps", type=int, default=0,
+                        help="an Estimator cluster: M 'ps' tasks")
+    parser.add_argument("--evaluator", action="store_true",
+                        help="an Estimator cluster: add an 'evaluator' task")
     args = parser.parse_args(argv_ours)
     if not command:
         parser.error("give the program after `--`, e.g. `-- train.py --steps 10`")
-    if args.num_processes < 1:
+    tasks = None
+    if args.chief or args.ps or args.evaluator:
+        try:
+            tasks = cluster_environments(args.num_processes, args.ps, args.chief,
+                                         args.evaluator, args.host)
+        except ValueError as exc:
+            parser.error(str(exc))
+    elif args.num_processes < 1:
         parser.error(f"--num_processes={args.num_processes}; expected at least 1")
     # A launcher told to stop (SIGTERM) stops its workers first (run's `finally`).
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         return run(command, args.num_processes, args.host, args.devices_per_process,
-                   args.timeout, args.grace)
+                   args.timeout, args.grace, tasks=tasks)
     except KeyboardInterrupt:
         return 130
 

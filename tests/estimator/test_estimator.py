@@ -141,12 +141,3 @@ def test_train_and_evaluate_with_exporters(tmp_path):
     assert result["global_step"] == 30 and "mae" in result
     assert len(exports) == 2 and all(isinstance(p, bytes) for p in exports)
     assert len(os.listdir(os.path.join(est.model_dir, "export", "latest"))) == 1
-
-
-def test_train_and_evaluate_refuses_cluster(tmp_path, monkeypatch):
-    est = _est(tmp_path)
-    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1"]}, '
-                       '"task": {"type": "worker", "index": 0}}')
-    with pytest.raises(NotImplementedError, match="'worker'"):
-        tf.estimator.train_and_evaluate(est, tf.estimator.TrainSpec(train_input_fn, 1),
-                                        tf.estimator.EvalSpec(eval_input_fn))

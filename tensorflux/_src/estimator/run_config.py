@@ -33,6 +33,35 @@ def _positive(name, value, allow_zero=False):
         raise ValueError(f"{name} should be >{'=' if allow_zero else ''} 0, given: {value!r}")
 
 
+def _validate_task(cluster_spec, task, chief_job):
+    """(task type, task index) from TF_CONFIG's "task", checked against the cluster with
+    TF 1.15's messages."""
+    if chief_job not in cluster_spec.jobs:
+        raise ValueError(f'If "cluster" is set in TF_CONFIG, it must have one "{chief_job}" '
+                         f'node.')
+    if len(cluster_spec.job_tasks(chief_job)) > 1:
+        raise ValueError(f'The "cluster" in TF_CONFIG must have only one "{chief_job}" node.')
+    task_type, task_id = task.get("type"), task.get("index")
+    if not task_type:
+        raise ValueError('If "cluster" is set in TF_CONFIG, task type must be set.')
+    if task_id is None:
+        raise ValueError('If "cluster" is set in TF_CONFIG, task index must be set.')
+    task_id = int(task_id)
+    if task_id < 0:
+        raise ValueError("Task index must be non-negative number.")
+    if task_type == TaskType.EVALUATOR:  # not in the training cluster: no upper bound
+        return task_type, task_id
+    if task_type not in cluster_spec.jobs:
+        raise ValueError(f"{task_type} is not a valid task_type in the cluster_spec:\n"
+                         f"{cluster_spec}\n\nNote that these values may be coming from the "
+                         f"TF_CONFIG environment variable.")
+    if not 0 <= task_id < len(cluster_spec.job_tasks(task_type)):
+        raise ValueError(f"{task_id} is not a valid task_id for task_type {task_type} in "
+                         f"the cluster_spec:\n{cluster_spec}\n\nNote that these values may "
+                         f"be coming from the TF_CONFIG environment variable.")
+    return task_type, task_id
+
+
 def _default_session_config():
     from tensorflux._src.framework.protos import ConfigProto
     return ConfigProto(allow_soft_placement=True)
@@ -90,45 +119,65 @@ class RunConfig:
                              f"{self._tf_random_seed!r}")
 
     def _init_cluster(self, tf_config):
-        """TF 1.15's rules: no cluster -> a local worker 0 that is chief; a cluster needs
-        task.type and task.index, and its chief is the `chief` task (or `master`)."""
+        """TF 1.15's rules and messages: no cluster -> a local worker 0 that is chief; a
+        cluster needs one `chief` (or a legacy `master`) and task.type / task.index
+        naming one of its tasks; an `evaluator` is outside the training cluster."""
         from tensorflux._src.train.server_lib import ClusterSpec
         cluster = tf_config.get("cluster") or {}
         task = tf_config.get("task") or {}
         self._cluster_spec = ClusterSpec(cluster)
-        self._evaluation_master, self._global_id_in_cluster = "", 0
+        self._evaluation_master = ""
         if not cluster:
             self._task_type = task.get("type", TaskType.WORKER)
             self._task_id = int(task.get("index", 0))
-            self._master, self._num_ps_replicas, self._num_worker_replicas = "", 0, 1
-            self._is_chief = self._task_type != TaskType.EVALUATOR
+            if self._task_type != TaskType.WORKER:
+                raise ValueError('If "cluster" is not set in TF_CONFIG, task type must be '
+                                 'WORKER.')
+            if self._task_id != 0:
+                raise ValueError('If "cluster" is not set in TF_CONFIG, task index must '
+                                 'be 0.')
+            self._master = tf_config.get("session_master", "")
+            self._evaluation_master = tf_config.get("eval_session_master", "")
+            self._num_ps_replicas, self._num_worker_replicas = 0, 1
+            self._is_chief, self._global_id_in_cluster = True, 0
             return
-        if "type" not in task or "index" not in task:
-            raise ValueError(f'If "cluster" is set in TF_CONFIG, "task" must have "type" '
-                             f'and "index"; got task={task!r}')
-        self._task_type, self._task_id = task["type"], int(task["index"])
+        chief_job = TaskType.MASTER if TaskType.MASTER in cluster else TaskType.CHIEF
+        if chief_job == TaskType.MASTER and TaskType.CHIEF in cluster:
+            raise ValueError("If `master` node exists in `cluster`, job `chief` is not "
+                             "supported.")
+        self._task_type, self._task_id = _validate_task(self._cluster_spec, task, chief_job)
         if self._task_type == TaskType.EVALUATOR:
-            self._master, self._is_chief = "", False
+            if chief_job == TaskType.MASTER:
+                raise ValueError("If `master` node exists in `cluster`, task_type "
+                                 "`evaluator` is not supported.")
+            # The evaluator is not part of the training cluster.
+            self._evaluation_master = tf_config.get("eval_session_master", "")
+            self._cluster_spec = ClusterSpec({})
+            self._master, self._num_ps_replicas, self._num_worker_replicas = "", 0, 0
+            self._global_id_in_cluster, self._is_chief = None, False
+            return
+        if "session_master" in tf_config:
+            self._master = tf_config["session_master"]
+        elif len(cluster) == 1 and len(next(iter(cluster.values()))) == 1:
+            self._master = ""  # a one-node cluster runs locally
         else:
-            jobs = cluster.get(self._task_type)
-            if not jobs or self._task_id >= len(jobs):
-                raise ValueError(f"TF_CONFIG task {self._task_type}:{self._task_id} is not "
-                                 f"in the cluster {cluster!r}")
-            self._master = "grpc://" + jobs[self._task_id]
-            chief_job = TaskType.CHIEF if TaskType.CHIEF in cluster else TaskType.MASTER
-            self._is_chief = self._task_type == chief_job or (
-                chief_job not in cluster and self._task_type == TaskType.WORKER
-                and self._task_id == 0)
-        self._num_ps_replicas = len(cluster.get(TaskType.PS, []))
-        self._num_worker_replicas = sum(len(cluster.get(job, [])) for job in
-                                        (TaskType.CHIEF, TaskType.MASTER, TaskType.WORKER))
-        order = [TaskType.CHIEF, TaskType.MASTER, TaskType.WORKER, TaskType.PS]
+            self._master = "grpc://" + self._cluster_spec.job_tasks(
+                self._task_type)[self._task_id]
+        self._num_ps_replicas = len(self._cluster_spec.as_dict().get(TaskType.PS, []))
+        self._num_worker_replicas = (
+            len(self._cluster_spec.as_dict().get(TaskType.WORKER, []))
+            + len(self._cluster_spec.as_dict().get(chief_job, [])))
+        # TF's global ids: the chief first, then the other jobs by name, ps last.
+        order = [chief_job] + [j for j in sorted(self._cluster_spec.jobs)
+                               if j not in (chief_job, TaskType.PS)]
+        order += [TaskType.PS] if TaskType.PS in cluster else []
         gid = 0
         for job in order:
             if job == self._task_type:
                 self._global_id_in_cluster = gid + self._task_id
                 break
-            gid += len(cluster.get(job, []))
+            gid += len(self._cluster_spec.job_tasks(job))
+        self._is_chief = self._task_type == chief_job
 
     def replace(self, **kwargs):
         """A copy with the given properties changed (TF's allowed list only)."""

@@ -1,13 +1,14 @@
-"""TrainSpec, EvalSpec and train_and_evaluate for one local process (no TF_CONFIG
-cluster): train, evaluate after checkpoints (throttled), run the exporters."""
+"""TrainSpec, EvalSpec and train_and_evaluate: locally (no TF_CONFIG cluster) train,
+evaluate after checkpoints (throttled), run the exporters; in a cluster, each task's
+role as TF 1.15's _TrainingExecutor defines it (distributed_training.py)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
 
+from tensorflux._src.estimator.run_config import TaskType
 from tensorflux._src.train.basic_session_run_hooks import CheckpointSaverListener
 from tensorflux._src.train.session_run_hook import SessionRunHook
 
@@ -72,6 +73,33 @@ class _Evaluator:
         self._max_steps = max_training_steps
         self._previous_ckpt = None
         self.last_result, self.last_exports = None, []
+        self._last_warning_time = 0.0
+
+    @property
+    def previous_checkpoint(self):
+        return self._previous_ckpt
+
+    def evaluate_new_checkpoint(self):
+        """Evaluates and exports the latest checkpoint if it is new (the evaluator
+        task); returns the result, or None when there is no new checkpoint."""
+        checkpoint = self._estimator.latest_checkpoint()
+        if not checkpoint:
+            self._warn_every_10_minutes("Estimator is not trained yet. Will start an "
+                                        "evaluation when a checkpoint is ready.")
+            return None
+        if checkpoint == self._previous_ckpt:
+            self._warn_every_10_minutes(
+                "No new checkpoint ready for evaluation. Skip the current evaluation pass "
+                "as evaluation results are expected to be same for the same checkpoint.")
+            return None
+        self._last_warning_time = 0.0
+        return self.evaluate_and_export()[0]
+
+    def _warn_every_10_minutes(self, message):
+        now = time.time()
+        if now - self._last_warning_time > 600:
+            logger.warning(message)
+            self._last_warning_time = now
 
     def evaluate_and_export(self, is_final=False):
         checkpoint = self._estimator.latest_checkpoint()
@@ -114,16 +142,11 @@ class _NewCheckpointListenerForEvaluate(CheckpointSaverListener):
             self._evaluator.evaluate_and_export()
 
 
-def _cluster_role():
-    tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
-    if tf_config.get("cluster"):
-        return (tf_config.get("task") or {}).get("type", "<no task type>")
-    return None
-
-
 def train_and_evaluate(estimator, train_spec, eval_spec):
     """Trains `estimator`, evaluating after checkpoints and once at the end; returns
-    (final eval result, export results), as TF 1.15 / TF 2.x do."""
+    (final eval result, export results), as TF 1.15 / TF 2.x do. In a TF_CONFIG cluster
+    each task does its role's part (TF's _TrainingExecutor.run_<task type>) and the call
+    returns None; see distributed_training.py for how the roles map onto Ray."""
     from tensorflux._src.estimator.estimator import Estimator
     if not isinstance(estimator, Estimator):
         raise TypeError(f"`estimator` must have type `tf.estimator.Estimator`. Got: "
@@ -134,12 +157,25 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     if not isinstance(eval_spec, EvalSpec):
         raise TypeError(f"`eval_spec` must have type `tf.estimator.EvalSpec`. Got: "
                         f"{type(eval_spec)}")
-    role = _cluster_role()
-    if role is not None:
-        raise NotImplementedError(
-            f"train_and_evaluate: the distributed role {role!r} from TF_CONFIG is not "
-            f"supported by tensorflux (only local training, with no 'cluster' in "
-            f"TF_CONFIG).")
+    config = estimator.config
+    if not config.cluster_spec and config.task_type != TaskType.EVALUATOR:
+        return _run_local(estimator, train_spec, eval_spec)
+    if not config.task_type:
+        raise ValueError("`estimator.config` must have task_type set. This usually means "
+                         "TF_CONFIG environment is not set correctly.")
+    if config.task_type == "local":
+        raise ValueError("`task.type` in TF_CONFIG cannot be `local`. Leaving `cluster` and "
+                         "`task` properties in TF_CONFIG absent triggers train and evaluate "
+                         "`Estimator` locally (non-distributed).")
+    run = _ROLES.get(config.task_type)
+    if run is None:
+        raise ValueError(f"Task type {config.task_type} is not supported. Supported task "
+                         f"types are {sorted(_ROLES)}")
+    run(estimator, train_spec, eval_spec)
+    return None
+
+
+def _run_local(estimator, train_spec, eval_spec):
     if train_spec.max_steps is None:
         logger.warning("train_spec.max_steps is None: training runs until input_fn ends.")
     evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
@@ -155,3 +191,87 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     estimator.train(train_spec.input_fn, hooks=list(train_spec.hooks),
                     max_steps=train_spec.max_steps, saving_listeners=[listener])
     return evaluator.evaluate_and_export(is_final=True)
+
+
+# -- the roles of a TF_CONFIG cluster (TF 1.15's _TrainingExecutor.run_<type>) -------------
+def _train_distributed(estimator, train_spec, on_checkpoint=None):
+    from tensorflux._src.estimator import distributed_training
+    config = estimator.config
+    if config.num_ps_replicas == 0 and config.num_worker_replicas == 1:
+        # A one-node cluster trains locally, as TF (its session master is '').
+        estimator.train(train_spec.input_fn, hooks=list(train_spec.hooks),
+                        max_steps=train_spec.max_steps)
+        return
+    distributed_training.train_on_parameter_servers(estimator, train_spec, on_checkpoint)
+
+
+def _run_chief(estimator, train_spec, eval_spec):
+    _train_distributed(estimator, train_spec)
+
+
+def _run_master(estimator, train_spec, eval_spec):
+    """The legacy `master`: trains like the chief and evaluates after checkpoints
+    (throttled), and once the training has ended."""
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
+    last = [time.time()]
+
+    def on_checkpoint(step, prefix):
+        if time.time() - last[0] >= eval_spec.throttle_secs:
+            last[0] = time.time()
+            evaluator.evaluate_and_export()
+        else:
+            logger.info("Skip the current checkpoint eval due to throttle secs (%s secs).",
+                        eval_spec.throttle_secs)
+
+    _train_distributed(estimator, train_spec, on_checkpoint)
+    evaluator.evaluate_and_export(is_final=True)
+
+
+def _run_worker(estimator, train_spec, eval_spec):
+    from tensorflux._src.estimator import distributed_training
+    distributed_training.wait_for_training_end(estimator, train_spec.max_steps, "worker")
+
+
+def _run_ps(estimator, train_spec, eval_spec):
+    from tensorflux._src.estimator import distributed_training
+    distributed_training.wait_for_training_end(estimator, train_spec.max_steps, "ps")
+
+
+def _run_evaluator(estimator, train_spec, eval_spec):
+    """TF's continuous evaluation: after start_delay_secs, evaluate (and export) each
+    new checkpoint at most once per throttle_secs, until one reaches train max_steps
+    (or, without max_steps, until the chief has ended training and its last
+    checkpoint is evaluated)."""
+    from tensorflux._src.estimator import distributed_training
+    if eval_spec.start_delay_secs:
+        logger.info("Waiting %f secs before starting eval.", eval_spec.start_delay_secs)
+        time.sleep(eval_spec.start_delay_secs)
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
+    max_steps = train_spec.max_steps
+    while True:
+        start = time.time()
+        ended = distributed_training.read_done(estimator.model_dir)  # before evaluating
+        result = evaluator.evaluate_new_checkpoint()
+        if result is not None and max_steps and result["global_step"] >= max_steps:
+            logger.info("Exiting evaluation, global_step=%s >= train max_steps=%s",
+                        result["global_step"], max_steps)
+            return
+        if ended is not None and result is None and \
+                evaluator.previous_checkpoint == estimator.latest_checkpoint():
+            logger.info("Exiting evaluation: training ended at global step %d and its "
+                        "last checkpoint is evaluated.", ended)
+            return
+        difference = eval_spec.throttle_secs - (time.time() - start)
+        if difference > 0:
+            logger.info("Waiting %f secs before starting next eval run.", difference)
+            time.sleep(difference)
+        elif eval_spec.throttle_secs == 0 and result is None:
+            logger.warning("EvalSpec.throttle_secs is set as 0. This might overload the "
+                           "job before finding (next) new checkpoint. Please consider to "
+                           "increase it.")
+            time.sleep(distributed_training.POLL_SECS)
+
+
+_ROLES = {TaskType.CHIEF: _run_chief, TaskType.WORKER: _run_worker,
+          TaskType.MASTER: _run_master, TaskType.PS: _run_ps,
+          TaskType.EVALUATOR: _run_evaluator}

@@ -90,6 +90,12 @@ class Optimizer:
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Applies the gradients; increments `global_step` afterwards if given."""
+        recorder = apply_gradients_recorder()
+        if recorder is not None:
+            return recorder(self, tuple(grads_and_vars), global_step, name)
+        return self._apply_gradients(grads_and_vars, global_step, name)
+
+    def _apply_gradients(self, grads_and_vars, global_step=None, name=None):
         grads_and_vars = tuple(grads_and_vars)
         if not grads_and_vars:
             raise ValueError("No variables provided.")
@@ -256,6 +262,18 @@ def get_global_step(graph=None):
     except (KeyError, ValueError):
         return None
     return tensor if tensor.dtype.base_dtype.is_integer else None
+
+
+def apply_gradients_recorder():
+    """The default graph's apply_gradients recorder, or None (the usual case).
+
+    Parameter-server training of an Estimator (estimator/ps_model_fn.py) builds the
+    user's model_fn in a graph carrying a recorder: `apply_gradients` then hands the
+    (gradient, variable) pairs to it instead of building the update, so the workers
+    fetch exactly the gradients the model_fn computed (clipped, scaled, ...) and each
+    ps task applies the user's own optimizer to its shard. The recorder lives on the
+    graph, not in a global, so other graphs and threads are untouched."""
+    return getattr(_graph.get_default_graph(), "_apply_gradients_recorder", None)
 
 
 def create_global_step(graph=None):

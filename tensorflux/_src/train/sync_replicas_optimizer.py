@@ -94,7 +94,12 @@ class SyncReplicasOptimizer(Optimizer):
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Adds this run's gradients to the accumulators; every `replicas_to_aggregate`-th
         run applies their mean and increments `global_step`. Returns the train op."""
+        from tensorflux._src.train.optimizer import apply_gradients_recorder
         from tensorflux._src.train.variables import variables_initializer
+
+        recorder = apply_gradients_recorder()
+        if recorder is not None:  # an Estimator on parameter servers (it refuses this)
+            return recorder(self, tuple(grads_and_vars), global_step, name)
 
         import tensorflux as tf
 

@@ -73,6 +73,18 @@ class ModelLayout:
         return sum(v.nbytes for v in self.variables if v.has_gradient)
 
 
+@dataclasses.dataclass
+class BuiltModel:
+    """What a model_fn may return instead of the loss: the loss, the scalars to report,
+    and `grads_and_vars`, the (gradient, variable) pairs to push when the model computed
+    its own gradients (an Estimator's model_fn, through its optimizer: clipped, scaled,
+    ...); None pushes tf.gradients of the loss for every trainable variable."""
+
+    loss: object
+    metrics: dict = dataclasses.field(default_factory=dict)
+    grads_and_vars: list | None = None
+
+
 class ModelGraph:
     """A model built by `model_fn`: its loss, metrics, variables, gradients, updates."""
 
@@ -82,12 +94,20 @@ class ModelGraph:
         scratch = tf.Graph()
         with scratch.as_default():
             built = model_fn()
+        given = None
+        if isinstance(built, BuiltModel):
+            given = built.grads_and_vars
+            built = {"loss": built.loss, **built.metrics}
         self.loss, self.metrics = _outputs(built)
         self.graph = self.loss.graph  # model_fn may build in a graph of its own
         with self.graph.as_default():
             self.variables = list(tf.global_variables())
-            trainable = [v for v in tf.trainable_variables() if v in self.variables]
-            grads = tf.gradients(self.loss, trainable)
+            if given is None:
+                trainable = [v for v in tf.trainable_variables() if v in self.variables]
+                grads = tf.gradients(self.loss, trainable)
+            else:
+                trainable = [v for _, v in given]
+                grads = [g for g, _ in given]
             # Workers push dense arrays (one placeholder per variable at the ps): sparse
             # gradients of embedding lookups are densified, so the ps applies them densely.
             grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
@@ -96,7 +116,8 @@ class ModelGraph:
             self.updates = _update_ops(tf.get_collection(tf.GraphKeys.UPDATE_OPS))
             step = tf.train.get_global_step(self.graph)
             self.global_step = step.op.name if step is not None else None
-            self.local_init = tf.local_variables_initializer()
+            self.local_init = tf.group(tf.local_variables_initializer(),
+                                       tf.tables_initializer())
         if not self.gradients:
             raise ValueError(f"No gradients provided for any variable: the loss "
                              f"{self.loss.name} depends on none of the trainable variables "

@@ -50,6 +50,51 @@ def make_optimizer(optimizer):
     return optimizer
 
 
+def checkpoint_name(variable):
+    """The variable's name in checkpoints. A partitioned variable in one piece (what
+    TF's min_max_variable_partitioner makes of a small variable, as canned Estimators
+    use on ps tasks) is saved whole under its full name (`dnn/logits/kernel`, not
+    `.../part_0`), so a model built without the partitioner (a local Estimator, an
+    evaluator) reads it; its slots likewise (`dnn/logits/kernel/Adagrad`)."""
+    info = variable._get_save_slice_info()
+    if info is None:
+        return variable.op.name
+    if list(info.full_shape) != list(info.var_shape):
+        raise NotImplementedError(
+            f"{variable.op.name!r} is one of several pieces of the partitioned variable "
+            f"{info.full_name!r} (full shape {list(info.full_shape)}); parameter-server "
+            f"training saves a partitioned variable only in one piece")
+    return info.full_name
+
+
+def _shard_apply(optimizer, layout, specs):
+    """(global step, {name: variable}, {name: gradient placeholder}, apply op,
+    [optimizer]) for this ps's shard: the variables under their model names and the
+    optimizer's apply_gradients over them (which increments the global step)."""
+    import tensorflux as tf
+
+    step_name = layout.global_step or "global_step"
+    step_spec = next((s for s in layout.variables if s.name == step_name), None)
+    step_dtype = np.dtype(step_spec.dtype) if step_spec else np.int64
+    global_step = tf.Variable(
+        tf.zeros([], step_dtype), name=step_name, trainable=False,
+        collections=[tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.GLOBAL_STEP])
+    variables = {s.name: tf.Variable(tf.zeros(s.shape, s.dtype), name=s.name,
+                                     trainable=s.has_gradient)
+                 for s in specs}
+    grad_vars = [variables[s.name] for s in specs if s.has_gradient]
+    grad_feeds = {v.op.name: tf.placeholder(v.dtype.base_dtype, v.shape,
+                                            name="grad/" + v.op.name)
+                  for v in grad_vars}
+    opt = make_optimizer(optimizer)
+    if grad_vars:
+        apply = opt.apply_gradients([(grad_feeds[v.op.name], v) for v in grad_vars],
+                                    global_step=global_step)
+    else:  # a ps holding no trainable variable still counts the steps
+        apply = global_step.assign_add(1).op
+    return global_step, variables, grad_feeds, apply, [opt]
+
+
 class ParameterServerTask:
     """The state and update rule of ps `task` (see the module docstring)."""
 
@@ -81,28 +126,11 @@ class ParameterServerTask:
 
         self.graph = tf.Graph()
         with self.graph.as_default():
-            step_name = self.layout.global_step or "global_step"
-            step_spec = next((s for s in self.layout.variables if s.name == step_name), None)
-            step_dtype = np.dtype(step_spec.dtype) if step_spec else np.int64
-            self.global_step = tf.Variable(
-                tf.zeros([], step_dtype), name=step_name, trainable=False,
-                collections=[tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.GLOBAL_STEP])
-            self.variables = {
-                s.name: tf.Variable(tf.zeros(s.shape, s.dtype), name=s.name,
-                                    trainable=s.has_gradient)
-                for s in self.specs}
-            grad_vars = [self.variables[s.name] for s in self.specs if s.has_gradient]
-            self.grad_feeds = {v.op.name: tf.placeholder(v.dtype.base_dtype, v.shape,
-                                                         name="grad/" + v.op.name)
-                               for v in grad_vars}
-            opt = make_optimizer(optimizer)
-            if grad_vars:
-                apply = opt.apply_gradients(
-                    [(self.grad_feeds[v.op.name], v) for v in grad_vars],
-                    global_step=self.global_step)
-            else:  # a ps holding no trainable variable still counts the steps
-                apply = self.global_step.assign_add(1).op
-            self.apply = apply
+            if hasattr(optimizer, "build_shard_apply"):  # e.g. an Estimator's model_fn
+                built = optimizer.build_shard_apply(self.layout, self.specs)
+            else:
+                built = _shard_apply(optimizer, self.layout, self.specs)
+            self.global_step, self.variables, self.grad_feeds, self.apply, opts = built
             model_vars = list(self.variables.values()) + [self.global_step]
             self.read = [v.read_value() for v in model_vars]
             self.read_step = self.global_step.read_value()
@@ -118,19 +146,23 @@ class ParameterServerTask:
                 value = tf.placeholder(v.dtype.base_dtype, v.shape, name="load/" + v.op.name)
                 self.loads[v.op.name] = (value, tf.assign(v, value).op)
             self.init = tf.global_variables_initializer()
-            slots = {opt.get_slot(v, n) for n in opt.get_slot_names() for v in grad_vars}
+            grad_vars = [self.variables[name] for name in self.grad_feeds]
+            slots = {opt.get_slot(v, n) for opt in opts for n in opt.get_slot_names()
+                     for v in grad_vars}
             slots.discard(None)
-            others = [v for v in tf.global_variables()
-                      if v not in slots and v not in model_vars]  # beta1_power, ...
+            layout_names = {s.name for s in self.layout.variables}
+            others = [v for v in tf.global_variables()  # beta1_power, ...
+                      if v not in slots and v not in model_vars
+                      and v.op.name not in layout_names]  # another ps's variables
             saved = list(self.variables.values()) + sorted(slots, key=lambda v: v.op.name)
             if self.task == self.layout.chief_task:
                 saved.append(self.global_step)
             if self.task == self.layout.non_slot_task:
                 saved += others
-            self.saved = {v.op.name: v.read_value() for v in saved}
+            self.saved = {checkpoint_name(v): v.read_value() for v in saved}
             # A restore reads what this task saved plus the step and the non-slot
             # variables, which every ps keeps but only one saves.
-            restored = {v.op.name: v for v in saved + [self.global_step] + others}
+            restored = {checkpoint_name(v): v for v in saved + [self.global_step] + others}
             self.saver = tf.train.Saver(var_list=restored)
         self.sess = tf.Session(graph=self.graph)
 

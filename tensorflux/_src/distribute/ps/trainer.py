@@ -126,6 +126,8 @@ def _inspect_optimizer(optimizer, num_workers):
     from tensorflux._src.train.sync_replicas_optimizer import SyncReplicasOptimizer
 
     opt = optimizer
+    if hasattr(optimizer, "build_shard_apply"):  # builds each ps's update itself
+        return getattr(optimizer, "replicas_to_aggregate", None)
     if not isinstance(optimizer, Optimizer):
         if not callable(optimizer):
             raise TypeError(f"optimizer must be a tf.train.Optimizer or a function returning "
@@ -168,7 +170,9 @@ class ParameterServerTraining:
     model_fn: () -> the loss tensor, or {"loss": tensor, "accuracy": tensor, ...}; it
       builds the model in the default graph (or in a graph of its own).
     optimizer: a tf.train.Optimizer (not yet used) or a function returning one, called
-      on each ps task; a SyncReplicasOptimizer makes training synchronous.
+      on each ps task; a SyncReplicasOptimizer makes training synchronous. Or an object
+      with `build_shard_apply(layout, specs)` that builds a ps task's update graph
+      itself (ps_task.py; an Estimator's model_fn does, estimator/ps_model_fn.py).
     input_fn: (worker_index, num_workers) -> iterable of feed dicts keyed by tensor or
       placeholder names; None when the model reads its own input.
     num_workers, num_ps: worker and ps tasks (actors).
@@ -348,12 +352,13 @@ class ParameterServerTraining:
 
     # -- training -------------------------------------------------------------------------------
     def train(self, steps=None, max_steps=None, on_progress=None, on_checkpoint=None,
-              progress_every_s=1.0):
+              progress_every_s=1.0, on_step=None):
         """Trains until the global step reaches `max_steps` (or `steps` more than now).
 
         `on_progress(Progress)` is called about every `progress_every_s`;
-        `on_checkpoint(CheckpointInfo)` after each committed checkpoint. Returns a
-        TrainingResult.
+        `on_checkpoint(CheckpointInfo)` after each committed checkpoint;
+        `on_step(step, metrics)` for each update the chief ps task applied, as the driver
+        polls it (for summaries). Returns a TrainingResult.
         """
         if (steps is None) == (max_steps is None):
             raise ValueError(f"pass exactly one of steps and max_steps; received "
@@ -361,14 +366,17 @@ class ParameterServerTraining:
         self.start()
         target = (self._global_step + _count("steps", steps, 0) if steps is not None
                   else _count("max_steps", max_steps, 0))
-        return _TrainingLoop(self, target, on_progress, on_checkpoint, progress_every_s).run()
+        return _TrainingLoop(self, target, on_progress, on_checkpoint, progress_every_s,
+                             on_step).run()
 
 
 class _TrainingLoop:
     """One `train` call: launches the workers' loops and watches the actors."""
 
-    def __init__(self, job, target, on_progress, on_checkpoint, progress_every_s):
+    def __init__(self, job, target, on_progress, on_checkpoint, progress_every_s,
+                 on_step=None):
         self.job, self.target = job, target
+        self.on_step = on_step
         self.on_progress, self.on_checkpoint = on_progress, on_checkpoint
         self.progress_every_s = progress_every_s
         self.ray = ray_runtime.require()
@@ -509,6 +517,8 @@ class _TrainingLoop:
                 self.log.append((step, metrics))
                 self.since_checkpoint.append((step, metrics))
                 self.since_progress.append(metrics)
+                if self.on_step:
+                    self.on_step(step, metrics)
         for generation, step, entries, shard_id, saved_at in stats["saved"]:
             if generation == job._generation:
                 job._pending.setdefault(step, {})[task] = (entries, shard_id, saved_at)

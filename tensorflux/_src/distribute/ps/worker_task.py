@@ -17,7 +17,8 @@ One step, talking to the ps tasks directly through Ray's object store:
     synchronous SGD only: wait until every ps has moved past that version
 
 `run` returns a summary when the ps tasks ask the workers to stop, the global step
-reaches the target, the input ends, or a ps task is gone ("ps_failed": the driver
+reaches the target, the input ends (input_fn's iterator, or an OutOfRangeError from
+the model's own tf.data pipeline), or a ps task is gone ("ps_failed": the driver
 restarts it and calls `run` again).
 """
 
@@ -29,6 +30,7 @@ import numpy as np
 
 from tensorflux._src.distribute.ps import ray_runtime
 from tensorflux._src.distribute.ps.model_layout import ModelGraph
+from tensorflux._src.framework import errors as tf_errors
 
 # What `run` counts: steps, bytes of parameters pulled and gradients pushed, pushes a
 # ps found stale, and seconds computing and waiting (pulls, barriers).
@@ -40,6 +42,8 @@ class WorkerTask:
         import tensorflux as tf
 
         self.index, self.num_workers, self.layout = index, num_workers, layout
+        if hasattr(model_fn, "for_worker"):  # a model built per replica (an Estimator's)
+            model_fn = model_fn.for_worker(index, num_workers)
         self.model = ModelGraph(model_fn)
         self._check_same_model()
         self.sess = tf.Session(graph=self.model.graph)
@@ -103,7 +107,11 @@ class WorkerTask:
                     feeds[self.snapshots[self.layout.global_step]] = global_step
                 computed = time.perf_counter()
                 self.totals["wait_s"] += computed - started
-                values = self.sess.run(self.fetches, feeds)
+                try:
+                    values = self.sess.run(self.fetches, feeds)
+                except tf_errors.OutOfRangeError:  # the model's own input pipeline ended
+                    status = "end_of_input"
+                    break
                 self.totals["compute_s"] += time.perf_counter() - computed
                 pushes = self._split(values, versions)
                 acks = ray.get([ps.push.remote(*push) for ps, push in zip(ps_tasks, pushes)])
