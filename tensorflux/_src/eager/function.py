@@ -30,6 +30,9 @@ from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.runtime.session import Session
 
 
+_EFFECTS = ("Assert", "Print", "PrintV2")
+
+
 class TraceGraph(_graph.Graph):
     """The graph a function is traced into (see the module docstring)."""
 
@@ -154,6 +157,12 @@ class _Concrete:
                     o = o.value()
                 self.fetch_index.append(j)
                 fetches.append(o)
+        # As TF's automatic control dependencies: every stateful op the function made
+        # runs (an optimizer's updates, assigns, prints), fetched or not.
+        fetched_ops = {f.op if isinstance(f, Tensor) else f for f in fetches}
+        self.side_effects = [op for op in self.graph.get_operations()
+                             if (op.op_def.writes or op.type in _EFFECTS)
+                             and op not in fetched_ops]
         self.n_out = len(flat_out)
         self.flat_out = flat_out
         self.fetches = fetches
@@ -169,7 +178,7 @@ class _Concrete:
         for source, mirror in self.mirrors:
             store[mirror.op] = source._read()
         try:
-            values = self.session.run(self.fetches, feed)
+            values = self.session.run([self.fetches, self.side_effects], feed)[0]
         finally:
             for source, mirror in self.mirrors:
                 value = store.get(mirror.op)

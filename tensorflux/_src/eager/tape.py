@@ -163,12 +163,19 @@ class GradientTape:
             self._pop()  # the gradient ops of this tape are not recorded on it
         try:
             flat_sources = _flatten(sources)
-            source_tensors = [_source_tensor(s) for s in flat_sources]
             targets = [convert_to_tensor(t) for t in _flatten(target)]
             if output_gradients is not None:
                 output_gradients = [None if g is None else convert_to_tensor(g)
                                     for g in _flatten(output_gradients)]
-            grads = self._backward(targets, source_tensors, output_gradients, unconnected)
+            if not all(t._is_eager for t in targets):
+                # Graph mode (a tf.Graph, a function being traced): the ops are in a
+                # graph already, so this is tf.gradients (TF1's tape records graph ops).
+                grads = self._graph_gradients(targets, flat_sources, output_gradients,
+                                              unconnected)
+            else:
+                source_tensors = [_source_tensor(s) for s in flat_sources]
+                grads = self._backward(targets, source_tensors, output_gradients,
+                                       unconnected)
         finally:
             if was_recording:
                 self._push()
@@ -176,6 +183,16 @@ class GradientTape:
             self._used = True
             self._ops, self._tensors = [], {}
         return _pack_like(sources, grads)
+
+    def _graph_gradients(self, targets, sources, output_gradients, unconnected):
+        graph = _graph.get_default_graph()
+        capture = getattr(graph, "capture_value", None)
+        xs = []
+        for s in sources:
+            ref = s._ref() if hasattr(s, "_ref") and not isinstance(s, Tensor) else s
+            xs.append(capture(ref) if capture is not None else ref)
+        return _gradients.gradients(targets, xs, grad_ys=output_gradients,
+                                    unconnected_gradients=unconnected)
 
     def _backward(self, targets, sources, output_gradients, unconnected):
         if output_gradients is None:
