@@ -30,7 +30,7 @@ def _graph_mode_has_been_used() -> bool:
     """TF1's test: the global default graph has ops, or a Session was created."""
     default = _graph._DefaultGraphStack._global_default
     used = default is not None and not getattr(default, "_is_eager_graph", False) and \
-        default.num_operations > 0
+        default.num_operations() > 0
     return used or _session.BaseSession._created > 0
 
 
