@@ -39,7 +39,7 @@ def enable_eager_execution(config=None, device_policy=None, execution_mode=None)
     startup, before any graph was built or Session created)."""
     _check_config(config, device_policy, execution_mode)
     if eager_enabled():
-        return None
+        return
     if _graph_mode_has_been_used():
         raise ValueError("tf.enable_eager_execution must be called at program startup.")
     if device_policy is not None:
@@ -47,7 +47,7 @@ def enable_eager_execution(config=None, device_policy=None, execution_mode=None)
     if execution_mode is not None:
         tf_config.set_synchronous_execution(execution_mode == SYNC)
     _set_eager(True)
-    return None
+    return
 
 
 def _check_config(config, device_policy, execution_mode):

@@ -49,7 +49,7 @@ stats = KernelStats()
 class _Kernel:
     """A jitted lowering plus the effects (checks, prints) its trace recorded."""
 
-    __slots__ = ("fn", "collector", "static_inputs")
+    __slots__ = ("collector", "fn", "static_inputs")
 
     def __init__(self, op, static_inputs=None):
         op_def = op.op_def
@@ -190,7 +190,7 @@ def _run(kernel, op, values):
         if isinstance(e, errors.StaticValueRequired):
             raise _Retry(lowering._with_node(op, e)) from None
         raise lowering._with_node(op, e) from None
-    except Exception as e:  # noqa: BLE001 - report the op, as TF's eager errors do
+    except Exception as e:
         raise _Retry(lowering._invalid_argument(op, e)) from e
 
 
@@ -262,10 +262,7 @@ def execute(op, values, random_state, session_state):
 def _run_writer_uncached(op, values, refs):
     """Assign-like writers get None for the value they overwrite, which a jitted kernel
     cannot take; their lowering is a cast or a scatter, run directly."""
-    try:
-        new_values = lowering.lower_writer(op, values, refs)
-    except errors.OpError:
-        raise
+    new_values = lowering.lower_writer(op, values, refs)
     return _store(op, refs, [jnp.asarray(v) for v in new_values])
 
 

@@ -29,7 +29,6 @@ from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.runtime.session import Session
 
-
 _EFFECTS = ("Assert", "Print", "PrintV2")
 
 

@@ -9,7 +9,7 @@ import tensorflux as tf
 
 tf.enable_eager_execution()
 tfe = tf.contrib.eager
-import digits_as_mnist  # noqa: E402
+import digits_as_mnist
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
 xs = [3.3, 4.4, 5.5, 6.71, 6.93, 4.168, 9.779, 6.182, 7.59, 2.167]
@@ -35,7 +35,7 @@ it = tfe.Iterator(tf.data.Dataset.from_tensor_slices(
 
 class Net(tfe.Network):
     def __init__(self):
-        super(Net, self).__init__()
+        super().__init__()
         self.hidden = self.track_layer(tf.layers.Dense(64, activation=tf.nn.relu))
         self.out = self.track_layer(tf.layers.Dense(10))
 
