@@ -143,6 +143,10 @@ from tensorflux import nest  # noqa: E402,F401
 from tensorflux import xla  # noqa: E402,F401
 from tensorflux._src.autodiff.gradients import UnconnectedGradients  # noqa: E402,F401
 from tensorflux._src.framework.behaviour import *  # noqa: E402,F401,F403
+# Eager execution (tf.enable_eager_execution, GradientTape, tf.function).
+from tensorflux._src.eager.context import enable_eager_execution  # noqa: E402,F401
+from tensorflux._src.eager.function import function  # noqa: E402,F401
+from tensorflux._src.eager.tape import GradientTape  # noqa: E402,F401
 from tensorflux._src.framework.dtypes import (  # noqa: E402,F401
     QUANTIZED_DTYPES, qint8, qint16, qint32, quint8, quint16,
 )

@@ -2,14 +2,14 @@
 
     from tensorflux.contrib import layers     # or tf.contrib.layers.conv2d(...)
 
-Submodules load on first use (`tf.contrib.layers`, `framework`, `lookup`, `rnn`,
-`seq2seq`, `slim`, `tpu`, `training`); other contrib modules are not provided and raise
+Submodules load on first use (`tf.contrib.eager`, `framework`, `layers`, `lookup`,
+`rnn`, `seq2seq`, `slim`, `tpu`, `training`); other contrib modules are not provided and raise
 AttributeError saying so.
 """
 
 import importlib
 
-_SUBMODULES = ("framework", "layers", "lookup", "rnn", "seq2seq", "slim", "tpu",
+_SUBMODULES = ("eager", "framework", "layers", "lookup", "rnn", "seq2seq", "slim", "tpu",
                "training")
 
 

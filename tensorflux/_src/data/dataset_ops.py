@@ -74,8 +74,12 @@ class Dataset(_structure.HasStructure):
         return f"<{type(self).__name__} shapes: {shapes}, types: {self.output_types}>"
 
     def __iter__(self):
-        raise RuntimeError("__iter__() is only supported inside of tf.function or when "
-                           "eager execution is enabled.")
+        from tensorflux._src.data.iterator_ops import EagerIterator
+        from tensorflux._src.framework.behaviour import executing_eagerly
+        if not executing_eagerly():
+            raise RuntimeError("__iter__() is only supported inside of tf.function or when "
+                               "eager execution is enabled.")
+        return EagerIterator(self)
 
     # -- sources -----------------------------------------------------------------------
     @staticmethod

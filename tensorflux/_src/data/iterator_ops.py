@@ -273,6 +273,54 @@ def get_next_as_optional(iterator):
     return iterator.get_next_as_optional()
 
 
+class EagerIterator:
+    """Iteration over a dataset while eager execution is on (`for x in dataset`,
+    `tf.contrib.eager.Iterator(dataset)`): a one-shot iterator whose `get_next` op runs
+    at each step, its state kept by the eager context; OutOfRangeError ends it."""
+
+    def __init__(self, dataset):
+        from tensorflux._src.framework.behaviour import executing_eagerly
+        if not executing_eagerly():
+            raise RuntimeError("tf.data.Dataset iterators can only be used when eager "
+                               "execution is enabled.")
+        self._iterator = Iterator._one_shot(dataset)
+        self._structure = dataset._structure
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        from tensorflux._src.framework import errors
+        try:
+            return self._iterator.get_next()
+        except errors.OutOfRangeError:
+            raise StopIteration from None
+
+    def next(self):
+        """The next element (TF1's Python 2 spelling, used by tfe.Iterator programs)."""
+        return self.__next__()
+
+    def get_next(self, name=None):
+        """The next element; raises OutOfRangeError at the end, as TF's does."""
+        return self._iterator.get_next(name)
+
+    @property
+    def output_types(self):
+        return self._structure.output_types
+
+    @property
+    def output_shapes(self):
+        return self._structure.output_shapes
+
+    @property
+    def output_classes(self):
+        return self._structure.output_classes
+
+    @property
+    def element_spec(self):
+        return self._structure.element_spec
+
+
 class NumpyIterator:
     """`tf.data.NumpyIterator`: a dataset's elements as NumPy values.
 
@@ -282,7 +330,12 @@ class NumpyIterator:
     SparseTensorValues, strings as bytes."""
 
     def __init__(self, dataset):
+        from tensorflux._src.framework.behaviour import executing_eagerly
         from tensorflux._src.framework.default_session import get_default_session
+        if executing_eagerly():
+            self._eager = EagerIterator(dataset)
+            return
+        self._eager = None
         session = get_default_session()
         if session is None:
             raise RuntimeError("`tf.data.Dataset.as_numpy_iterator()` is only supported in "
@@ -300,9 +353,20 @@ class NumpyIterator:
         return self
 
     def __next__(self):
+        if self._eager is not None:
+            return _structure_map(lambda t: t.numpy(), next(self._eager))
         try:
             return self._session.run(self._next)
         except errors.OutOfRangeError:
             raise StopIteration from None
 
     next = __next__
+
+
+def _structure_map(fn, value):
+    if isinstance(value, dict):
+        return {k: _structure_map(fn, v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_structure_map(fn, v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    return fn(value) if hasattr(value, "numpy") else value

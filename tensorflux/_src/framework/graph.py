@@ -494,6 +494,9 @@ class _DefaultGraphStack(threading.local):
     """Per-thread stack of default graphs over one process-wide global default."""
 
     _global_default = None
+    # What the global default graph is made of: Graph, or the eager context's graph
+    # class while eager execution is on (tensorflux/_src/eager/context.py sets it).
+    global_graph_class = Graph
 
     def __init__(self):
         self.stack = []
@@ -502,7 +505,7 @@ class _DefaultGraphStack(threading.local):
         if self.stack:
             return self.stack[-1]
         if _DefaultGraphStack._global_default is None:
-            _DefaultGraphStack._global_default = Graph()
+            _DefaultGraphStack._global_default = _DefaultGraphStack.global_graph_class()
         return _DefaultGraphStack._global_default
 
     def reset(self):

@@ -199,6 +199,7 @@ class Tensor:
 
     # Makes numpy defer to our reflected operators (`np_array + tensor`).
     __array_priority__ = 100
+    _is_eager = False  # EagerTensor (eager/eager_tensor.py): the value is known
 
     def __init__(self, op, value_index, dtype, shape):
         self._op = op

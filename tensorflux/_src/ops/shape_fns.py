@@ -60,6 +60,8 @@ def static_value(tensor):
 
 
 def _static(tensor, cache, depth):
+    if getattr(tensor, "_is_eager", False):  # eager: values are known (a ref changes)
+        return None if tensor.dtype._is_ref_dtype else tensor.numpy()
     if tensor in cache:
         return cache[tensor]
     op = tensor.op

@@ -89,6 +89,7 @@ class _Run:
 
 class BaseSession:
     _live = weakref.WeakSet()  # open sessions, for `Session.reset`
+    _created = 0  # sessions made so far: tf.enable_eager_execution refuses after one
 
     def __init__(self, target="", graph=None, config=None):
         self._graph = graph if graph is not None else _graph.get_default_graph()
@@ -107,6 +108,7 @@ class BaseSession:
         self._context_stack = None
         self._partial_runs = {}  # handle -> PartialRun (partial_run_setup)
         BaseSession._live.add(self)
+        BaseSession._created += 1
 
     # -- properties -------------------------------------------------------------------
     @property
@@ -129,6 +131,9 @@ class BaseSession:
         """Computes `fetches` (any nesting of tensors/ops/names) given `feed_dict`."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        if getattr(self._graph, "_is_eager_graph", False):  # TF's words under eager mode
+            raise RuntimeError("The Session graph is empty.  Add operations to the graph "
+                               "before calling run().")
         feed_key, feed_values = self._convert_feeds(feed_dict)
         run = self._run_for(fetches, feed_key)
         if run_metadata is not None:

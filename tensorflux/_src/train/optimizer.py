@@ -10,6 +10,8 @@ variables `beta1_power`.
 from __future__ import annotations
 
 from tensorflux._src.autodiff.gradients import gradients
+from tensorflux._src.eager.tape import GradientTape
+from tensorflux._src.framework.behaviour import executing_eagerly
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.graph_keys import GraphKeys
@@ -68,6 +70,8 @@ class Optimizer:
         if gate_gradients not in (self.GATE_NONE, self.GATE_OP, self.GATE_GRAPH):
             raise ValueError(f"gate_gradients must be one of: Optimizer.GATE_NONE, "
                              f"Optimizer.GATE_OP, Optimizer.GATE_GRAPH.  Not {gate_gradients}")
+        if executing_eagerly():
+            return self._compute_gradients_eagerly(loss, var_list, grad_loss)
         if callable(loss):
             loss = loss()
         loss = convert_to_tensor(loss)
@@ -86,6 +90,27 @@ class Optimizer:
                           colocate_gradients_with_ops=colocate_gradients_with_ops)
         if gate_gradients == self.GATE_GRAPH:
             grads = control_ops.tuple(grads)
+        return list(zip(grads, var_list))
+
+    def _compute_gradients_eagerly(self, loss, var_list, grad_loss):
+        """TF1 eager: `loss` must be a callable, run under a GradientTape; without
+        var_list, the trainable variables it read are differentiated."""
+        if not callable(loss):
+            raise RuntimeError("`loss` passed to Optimizer.compute_gradients should be a "
+                               "function when eager execution is enabled.")
+        with GradientTape() as tape:
+            if var_list is not None:
+                tape.watch(list(var_list))
+            loss_value = loss()
+        if var_list is None:
+            var_list = [v for v in tape.watched_variables() if v.trainable]
+        else:
+            var_list = list(var_list)
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        self._assert_valid_dtypes([convert_to_tensor(loss_value)])
+        grads = tape.gradient(loss_value, var_list,
+                              output_gradients=None if grad_loss is None else [grad_loss])
         return list(zip(grads, var_list))
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
@@ -178,6 +203,8 @@ class Optimizer:
 
     def _get_or_make_non_slot(self, name, initial_value):
         graph = _graph.get_default_graph()
+        if getattr(graph, "lift_variables", False):  # traced by tf.function: made eagerly
+            graph = graph.outer_graph
         key = (name, graph)
         if key not in self._non_slot:
             with _graph.name_scope(None):
@@ -185,7 +212,10 @@ class Optimizer:
         return self._non_slot[key]
 
     def _get_non_slot_variable(self, name, graph=None):
-        return self._non_slot.get((name, graph or _graph.get_default_graph()))
+        graph = graph or _graph.get_default_graph()
+        if getattr(graph, "lift_variables", False):
+            graph = graph.outer_graph
+        return self._non_slot.get((name, graph))
 
     # -- hooks for subclasses ------------------------------------------------------------------
     def _create_slots(self, var_list):

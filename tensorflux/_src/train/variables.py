@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import threading
+import weakref
 
 import numpy as np
 
@@ -95,6 +96,8 @@ class _CreatedThroughCreators(type):
 class Variable(metaclass=_CreatedThroughCreators):
     """A mutable tensor whose value persists across `Session.run` calls."""
 
+    _eager = False  # made while eager execution was on (see __init__)
+
     class SaveSliceInfo:
         """Where a variable sits in a larger, partitioned one (how Saver names its
         slices: `spec` is TF's "<full shape> <offset>,<size>:..." string)."""
@@ -151,6 +154,16 @@ class Variable(metaclass=_CreatedThroughCreators):
             return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        graph = _graph.get_default_graph()
+        if getattr(graph, "lift_variables", False):
+            # Traced by tf.function/defun (eager/function.py): made eagerly, outside the
+            # trace, as TF's init_scope does; the trace captures it.
+            with graph.outer_graph.as_default():
+                self.__init__(initial_value, trainable, collections, validate_shape,
+                              caching_device, name, None, dtype, expected_shape,
+                              import_scope, constraint, use_resource, synchronization,
+                              aggregation, shape)
+            return
         if constraint is not None and not callable(constraint):
             raise ValueError("The `constraint` argument must be a callable.")
         collections = [GraphKeys.GLOBAL_VARIABLES] if collections is None else list(collections)
@@ -194,6 +207,11 @@ class Variable(metaclass=_CreatedThroughCreators):
             with _graph.device(None), _graph.device(caching_device or self._variable.device):
                 self._snapshot = array_ops.identity(self._variable, name="read")
         _graph.get_default_graph().add_to_collections(collections, self)
+        # Eager execution (eager/eager_graph.py): the ops above already ran; the ref
+        # tensor holds the buffer, and every read is a fresh op (a tape can watch it).
+        self._eager = self._variable._is_eager
+        if self._eager:
+            self._variable._variable_object = weakref.ref(self)
 
     # -- VariableDef (MetaGraphs and SavedModels: train/meta_graph.py) ---------------------
     def to_proto(self, export_scope=None):
@@ -341,8 +359,17 @@ class Variable(metaclass=_CreatedThroughCreators):
 
     # -- reading --------------------------------------------------------------------------
     def value(self):
-        """The `v/read` snapshot: the value ops normally read."""
+        """The `v/read` snapshot: the value ops normally read (eagerly: a new read)."""
+        if self._eager:
+            return array_ops.identity(self._variable, name="read")
         return self._snapshot
+
+    def numpy(self):
+        """The current value (eager execution only)."""
+        if not self._eager:
+            raise NotImplementedError("numpy() is only available when eager execution is "
+                                      "enabled.")
+        return self._variable.numpy()
 
     def read_value(self):
         """A new read of the variable (a fresh identity op)."""
@@ -390,13 +417,17 @@ class Variable(metaclass=_CreatedThroughCreators):
         session.run(self._initializer_op, {self._initializer_op.inputs[1]: value})
 
     def __repr__(self):
+        if getattr(self, "_eager", False):
+            return (f"<tf.Variable '{self.name}' shape={self.shape} "
+                    f"dtype={self.dtype.base_dtype.name}, "
+                    f"numpy={self._variable._numpy_text(is_repr=True)}>")
         return (f"<tf.Variable '{self.name}' shape={self.shape} "
                 f"dtype={self.dtype.name}>")
 
     __hash__ = object.__hash__
 
     def __bool__(self):
-        return self._snapshot.__bool__()
+        return self.value().__bool__()
 
     def __iter__(self):
         raise TypeError("'Variable' object is not iterable.")

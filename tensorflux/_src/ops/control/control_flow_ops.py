@@ -25,6 +25,7 @@ from tensorflux._src.compiler.state import aliased_variable
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.behaviour import executing_eagerly
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, as_shape
@@ -200,6 +201,8 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     """`true_fn()` if `pred` else `false_fn()`; only ops created in a branch are conditional."""
     true_fn = true_fn if true_fn is not None else fn1
     false_fn = false_fn if false_fn is not None else fn2
+    if executing_eagerly() and callable(true_fn) and callable(false_fn):
+        return true_fn() if bool(pred) else false_fn()  # TF's eager cond: Python's if
     if not callable(true_fn):
         raise TypeError("true_fn must be callable.")
     if not callable(false_fn):
@@ -310,6 +313,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
                return_same_structure=False):
     """Repeats `body` while `cond` holds; compiled to one XLA loop."""
+    if executing_eagerly():
+        return _eager_while_loop(cond, body, loop_vars, maximum_iterations,
+                                 return_same_structure)
     if not callable(cond):
         raise TypeError("cond must be callable.")
     if not callable(body):
@@ -617,3 +623,17 @@ def static_trip_count(op, inits, captures, max_iter):
                 loop_vars[i] = v
             trips += 1
     return trips if max_iter is not None else None
+
+
+def _eager_while_loop(cond, body, loop_vars, maximum_iterations, return_same_structure):
+    """TF's while_loop when eager: a Python loop on values."""
+    single = not isinstance(loop_vars, (list, tuple))
+    values = [loop_vars] if single else list(loop_vars)
+    i = 0
+    while (maximum_iterations is None or i < int(maximum_iterations)) and bool(cond(*values)):
+        out = body(*values)
+        values = [out] if single or not isinstance(out, (list, tuple)) else list(out)
+        i += 1
+    if single or (len(values) == 1 and not return_same_structure):
+        return values[0]
+    return type(loop_vars)(values) if isinstance(loop_vars, tuple) else values

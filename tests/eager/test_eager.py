@@ -1,0 +1,101 @@
+"""Eager execution (issue 26). Eager mode is process-wide, so each program runs in a
+fresh interpreter; the shared pytest process stays in graph mode."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
+ROOT = PROGRAMS.parents[2]
+
+
+def run(name, *args, timeout=600):
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{PROGRAMS}",
+               TENSORFLUX_COMPILATION_CACHE="0")
+    proc = subprocess.run([sys.executable, str(PROGRAMS / name), *args], env=env, cwd=PROGRAMS,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = {}
+    for line in proc.stdout.splitlines():
+        key, _, rest = line.partition(" ")
+        lines[key] = rest
+    return lines
+
+
+def test_eager_tensors_values_printing_numpy_and_tf1_errors():
+    out = run("basics.py")
+    assert out["sum"] == "5 product 6"
+    assert out["str"] == "tf.Tensor(|[[2. 1.]| [1. 0.]], shape=(2, 2), dtype=float32)"
+    assert out["matmul"] == "[[11.0, 1.0], [3.0, 0.0]]"  # [[2,1],[1,0]] @ [[3,0],[5,1]]
+    assert out["numpy_op"] == "[[4.0, 2.0], [2.0, 0.0]]"
+    assert out["iterate"] == "[2.0, 1.0, 1.0, 0.0]"
+    assert out["index"] == "2 7 0.5"
+    assert out["bool"] == "True if yes"
+    assert out["layers"] == "[2, 4]"
+    assert out["cond"] == "2.0" and out["while"] == "12"
+    assert out["random_shape"] == "[3, 2]" and out["unique"] == "[3, 1, 2]"
+    assert out["string"] == "b'ab'"
+    assert out["variable"] == "[2.0, 3.0] [4.0, 6.0]"
+    assert out["placeholder_error"] == "tf.placeholder() is not compatible with eager execution."
+    assert out["session_error"].startswith("The Session graph is empty.")
+    assert out["graph_inside"] == "False" and out["graph_run"] == "2.0"
+
+
+def test_enable_eager_execution_only_at_program_startup():
+    out = run("startup.py")
+    assert out["startup_error"] == "tf.enable_eager_execution must be called at program startup."
+    assert out["policy_error"].startswith("device_policy must be one of None")
+    assert out["eager"] == "False"
+
+
+def test_gradient_tape_against_closed_forms():
+    out = run("tape.py")
+    x = 3.0
+    assert float(out["square"]) == 2 * x
+    assert out["reuse_error"].startswith("GradientTape.gradient can only be called once")
+    assert out["nested"] == f"{3 * x * x} {6 * x}"  # d/dx x^3 and d2/dx2
+    persistent, stopped = out["persistent"].split()
+    assert float(persistent) == pytest.approx(2 * np.sin(x) * np.cos(x), abs=1e-5)
+    assert stopped == "None"
+    assert float(out["output_gradients"]) == pytest.approx(2 * np.cos(x), rel=1e-6)
+    assert out["unconnected"] == "None 0.0"
+    # loss = sum((W*[1,2] + b)^2) at W=2, b=1: dW = 2*3*1 + 2*5*2, db = 2*3 + 2*5
+    assert out["variables"] == "[26.0, 16.0] 2"
+    assert out["not_watched"] == "None"
+    assert out["implicit"] == "-6.0 True"  # d(W-5)^2/dW at W=2
+    assert out["gradients_function"] == "12.0"  # 3 * 2^2
+    assert float(out["minimize"]) == pytest.approx(2.0 - 0.1 * 2 * (2.0 - 5.0))
+    assert float(out["apply_gradients"]) == pytest.approx(0.9)
+
+
+@pytest.mark.slow
+def test_training_programs_implicit_gradients_network_adam_and_defun():
+    out = run("training.py", "300")
+    xs = np.array([3.3, 4.4, 5.5, 6.71, 6.93, 4.168, 9.779, 6.182, 7.59, 2.167])
+    ys = np.array([1.7, 2.76, 2.09, 3.19, 1.694, 1.573, 3.366, 2.596, 2.53, 1.221])
+    w, b = 0.5, -0.5
+    for _ in range(200):  # the same SGD in NumPy
+        r = w * xs + b - ys
+        w, b = w - 0.01 * np.sum(r * xs) / len(xs), b - 0.01 * np.sum(r) / len(xs)
+    cost = np.sum((w * xs + b - ys) ** 2) / (2 * len(xs))
+    fields = out["linear_cost"].split()
+    assert float(fields[0]) == pytest.approx(cost, rel=1e-3)
+    assert float(fields[2]) == pytest.approx(w, abs=2e-3)
+    assert float(fields[4]) == pytest.approx(b, abs=2e-3)
+    loss = out["network_loss"].split()
+    assert float(loss[2]) < 0.3 * float(loss[0])
+    assert float(loss[-1]) > 0.9  # digits test accuracy after 300 Adam steps
+    defun = out["defun_traces"].split()
+    assert defun[0] == "1" and float(defun[-1]) > 0.9
+
+
+@pytest.mark.slow
+def test_tape_gradients_match_graph_gradients_over_the_registry():
+    out = run("registry_gradients.py")
+    covered, _, skipped, _, mismatched = out["covered"].split(" ", 4)
+    assert mismatched == "[]"
+    assert int(covered) >= 80
