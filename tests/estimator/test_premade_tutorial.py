@@ -57,6 +57,14 @@ def test_premade_estimator_tutorial_then_served(tmp_path, monkeypatch):
     assert "Downloading" not in out          # get_file read the cache
     assert (tmp_path / "model" / "checkpoint").exists()
 
+    # `tensorflux eval` reads the model_dir's layout: the evaluation the tutorial ran.
+    rc, eval_out, err = helpers.run(["-m", "tensorflux", "eval", "--logdir",
+                                     str(tmp_path / "model")], timeout=120)
+    assert rc == 0, err
+    assert "eval at step 1,000" in eval_out and "model.ckpt-1000" in eval_out
+    recorded = float(re.search(r"accuracy\s*│\s*([0-9.]+)", eval_out).group(1))
+    assert abs(recorded - accuracy) < 1e-3, eval_out
+
     server, url = start_server("iris", export_base, helpers.ROOT)
     try:
         flowers = [[5.1, 3.3, 1.7, 0.5], [5.9, 3.0, 4.2, 1.5], [6.9, 3.1, 5.4, 2.1]]

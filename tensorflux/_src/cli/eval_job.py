@@ -8,7 +8,7 @@ needs nothing else; `--checkpoint` picks an older checkpoint than the latest and
 from __future__ import annotations
 
 import tensorflux as tf
-from tensorflux._src.cli import data_source, report, train_job
+from tensorflux._src.cli import data_source, estimator_dir, report, train_job
 from tensorflux._src.cli.errors import UsageError
 from tensorflux._src.cli.model_graph import ClassifierGraph, evaluate_splits
 
@@ -16,7 +16,10 @@ SPLITS = ("train", "validation", "test")
 
 
 def evaluate(logdir=None, checkpoint=None, dataset=None, split="test", model=None):
-    """Returns {split: (examples, loss, accuracy)} for the requested split(s)."""
+    """Returns {split: (examples, loss, accuracy)} for the requested split(s); for a
+    tf.estimator model_dir, what it recorded (estimator_dir.py)."""
+    if logdir is not None and estimator_dir.is_estimator_dir(logdir):
+        return estimator_dir.report_estimator_dir(logdir)
     run, stored = train_job.find_run({"logdir": logdir, "model": model, "dataset": dataset})
     if stored is None:
         raise UsageError(f"{run.path} is not a training run (no run.json); train one with "
