@@ -99,3 +99,17 @@ def test_tape_gradients_match_graph_gradients_over_the_registry():
     covered, _, skipped, _, mismatched = out["covered"].split(" ", 4)
     assert mismatched == "[]"
     assert int(covered) >= 80
+
+
+def test_fast_path_keeps_values_errors_shapes_names_and_gradients():
+    out = run("fast_path.py")
+    error, hits = out["values"].split()
+    assert float(error) == 0.0 and int(hits) >= 6  # two repeats of three ops hit
+    assert out["scalars"] == "True True True"
+    assert out["shapes"] == "[[2, 8], [8, 2], [2, 8], [16], [8, 2]] True True"
+    assert out["dtype_error"] == ("2 True Input 'y' of 'Add' Op has type float32 that does "
+                                  "not match type int32 of argument 'x'.")
+    assert out["shape_error"].startswith("Dimensions must be equal, but are 4 and 3 for "
+                                         "'MatMul' (op: 'MatMul')")
+    assert out["names"] == "['scope/sum', 'scope/sum']"
+    assert float(out["tape"]) < 1e-5
