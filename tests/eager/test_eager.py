@@ -113,3 +113,12 @@ def test_fast_path_keeps_values_errors_shapes_names_and_gradients():
                                          "'MatMul' (op: 'MatMul')")
     assert out["names"] == "['scope/sum', 'scope/sum']"
     assert float(out["tape"]) < 1e-5
+
+
+def test_defun_feeds_device_buffers_and_matches_numpy_sgd():
+    out = run("defun_device.py")
+    assert out["losses"] == "True 1"
+    assert out["variables"] == "True True"
+    assert out["residual"] == "dict [40, 1] True"
+    assert out["device"] == "True True float32"
+    assert out["numpy_arg"] == "2 True"

@@ -280,12 +280,26 @@ def _const(graph, name, kwargs):
             buffer = _device_constants[key] = jax.device_put(value)
     else:
         buffer = jax.device_put(value)
+    t = wrap(graph, op_name, buffer, dtype, {"value": value, "dtype": dtype})
+    if small:
+        host = value.copy()
+        t._numpy = host[()] if host.ndim == 0 else host
+    stats.hits += 1
+    return t
+
+
+def wrap(graph, op_name, value, dtype, attrs=None):
+    """An EagerTensor over `value` (a device buffer, kept as it is), the output of a
+    Const-typed Operation named `op_name` made without graph bookkeeping: a constant,
+    or an output of a defun'd function."""
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        value = jax.device_put(value)
     op = Operation.__new__(Operation)
     op._graph = graph
     op._op_def = lookup("Const")
     op._name = op_name
     op._inputs = ()
-    op._attrs = {"value": value, "dtype": dtype}
+    op._attrs = attrs if attrs is not None else {"dtype": dtype}
     op._control_inputs = []
     op._device = ""
     op._id = 0
@@ -297,15 +311,11 @@ def _const(graph, name, kwargs):
     t._op = op
     t._value_index = 0
     t._dtype = dtype
-    t._shape = _shape(value.shape)
+    t._shape = _shape(tuple(np.shape(value)))
     t._consumers = []
-    t._value = buffer
+    t._value = value
     t._id = next_id()
-    if small:
-        host = value.copy()
-        t._numpy = host[()] if host.ndim == 0 else host
     op._outputs = [t]
-    stats.hits += 1
     return t
 
 
