@@ -122,3 +122,16 @@ def test_defun_feeds_device_buffers_and_matches_numpy_sgd():
     assert out["residual"] == "dict [40, 1] True"
     assert out["device"] == "True True float32"
     assert out["numpy_arg"] == "2 True"
+
+
+def test_object_checkpoints_eager_restore_on_create_manager_and_object_graph(tmp_path):
+    out = run("checkpoints.py", str(tmp_path))
+    assert out["restore"] == "ckpt-1 True"
+    assert out["not_consumed"].startswith("Unresolved object in checkpoint")
+    assert out["weights_on_build"] == "True"
+    assert out["slots_on_create"] == "True"  # Adam's m: beta1 * m_saved + (1 - beta1) g
+    assert out["consumed"] == "ok"
+    assert out["object_graph"] == ("['model', 'optimizer', 'save_counter'] 4 model/dense/"
+                                   "bias/.OPTIMIZER_SLOT/optimizer/m/.ATTRIBUTES/"
+                                   "VARIABLE_VALUE")
+    assert out["manager"] == "['ckpt-3', 'ckpt-4'] ckpt-4 False True ckpt-100"
