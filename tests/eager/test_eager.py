@@ -111,7 +111,7 @@ def test_fast_path_keeps_values_errors_shapes_names_and_gradients():
                                   "not match type int32 of argument 'x'.")
     assert out["shape_error"].startswith("Dimensions must be equal, but are 4 and 3 for "
                                          "'MatMul' (op: 'MatMul')")
-    assert out["names"] == "['scope/sum', 'scope/sum']"
+    assert out["names"] == "['scope/sum', 'scope/sum', 'scope/MatMul', 'scope/MatMul']"
     assert float(out["tape"]) < 1e-5
 
 

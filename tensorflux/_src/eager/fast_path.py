@@ -133,6 +133,18 @@ def _key(op_type, kwargs):
     return tuple(parts)
 
 
+def _op_name(graph, name):
+    """The name the full path's name_scope gives (a trailing "/" is an absolute scope,
+    as wrappers pass `name=scope`); None when it is not a valid op name."""
+    if name.__class__ is not str:
+        return None
+    if name.endswith("/"):
+        name = name[:-1]
+    elif graph._name_stack:
+        name = graph._name_stack + "/" + name
+    return name if VALID_OP_NAME.match(name) else None
+
+
 def _flat_scalars(values):
     return all(x.__class__ in _SCALARS for x in values)
 
@@ -219,11 +231,8 @@ def _run(graph, entry, name, kwargs):
         outs = kernel.fn(*values)[0]
     except Exception:  # noqa: BLE001 - the full path gives the op's error
         return MISS
-    op_name = name or entry.op_def.name
-    stack = graph._name_stack
-    if stack:
-        op_name = stack + "/" + op_name
-    if not VALID_OP_NAME.match(op_name):
+    op_name = _op_name(graph, name or entry.op_def.name)
+    if op_name is None:
         return MISS
     op = Operation.__new__(Operation)
     op._graph = graph
@@ -264,11 +273,8 @@ def _const(graph, name, kwargs):
     if len(kwargs) != 2 or value.__class__ is not np.ndarray or value.dtype == object \
             or dtype is None:
         return MISS
-    op_name = name or "Const"
-    stack = graph._name_stack
-    if stack:
-        op_name = stack + "/" + op_name
-    if not VALID_OP_NAME.match(op_name):
+    op_name = _op_name(graph, name or "Const")
+    if op_name is None:
         return MISS
     small = value.size <= _SMALL_CONSTANT
     if small:

@@ -50,6 +50,7 @@ except ValueError as e:
 # Names follow name scopes on the fast path as on the full path.
 with tf.name_scope("scope"):
     names = [tf.add(a, b, name="sum").op.name for _ in range(2)]
+    names += [tf.matmul(a, b).op.name for _ in range(2)]  # wrapper passes name=scope
 print("names", names)
 
 # A GradientTape records fast-path ops: d/dx sum(relu(x @ w)) against NumPy.
