@@ -99,3 +99,39 @@ def test_tape_gradients_match_graph_gradients_over_the_registry():
     covered, _, skipped, _, mismatched = out["covered"].split(" ", 4)
     assert mismatched == "[]"
     assert int(covered) >= 80
+
+
+def test_fast_path_keeps_values_errors_shapes_names_and_gradients():
+    out = run("fast_path.py")
+    error, hits = out["values"].split()
+    assert float(error) == 0.0 and int(hits) >= 6  # two repeats of three ops hit
+    assert out["scalars"] == "True True True"
+    assert out["shapes"] == "[[2, 8], [8, 2], [2, 8], [16], [8, 2]] True True"
+    assert out["dtype_error"] == ("2 True Input 'y' of 'Add' Op has type float32 that does "
+                                  "not match type int32 of argument 'x'.")
+    assert out["shape_error"].startswith("Dimensions must be equal, but are 4 and 3 for "
+                                         "'MatMul' (op: 'MatMul')")
+    assert out["names"] == "['scope/sum', 'scope/sum', 'scope/MatMul', 'scope/MatMul']"
+    assert float(out["tape"]) < 1e-5
+
+
+def test_defun_feeds_device_buffers_and_matches_numpy_sgd():
+    out = run("defun_device.py")
+    assert out["losses"] == "True 1"
+    assert out["variables"] == "True True"
+    assert out["residual"] == "dict [40, 1] True"
+    assert out["device"] == "True True float32"
+    assert out["numpy_arg"] == "2 True"
+
+
+def test_object_checkpoints_eager_restore_on_create_manager_and_object_graph(tmp_path):
+    out = run("checkpoints.py", str(tmp_path))
+    assert out["restore"] == "ckpt-1 True"
+    assert out["not_consumed"].startswith("Unresolved object in checkpoint")
+    assert out["weights_on_build"] == "True"
+    assert out["slots_on_create"] == "True"  # Adam's m: beta1 * m_saved + (1 - beta1) g
+    assert out["consumed"] == "ok"
+    assert out["object_graph"] == ("['model', 'optimizer', 'save_counter'] 4 model/dense/"
+                                   "bias/.OPTIMIZER_SLOT/optimizer/m/.ATTRIBUTES/"
+                                   "VARIABLE_VALUE")
+    assert out["manager"] == "['ckpt-3', 'ckpt-4'] ckpt-4 False True ckpt-100"

@@ -27,6 +27,7 @@ TF_MODULES = [
     "tensorflow.core.protobuf.queue_runner_pb2", "tensorflow.core.protobuf.config_pb2",
     "tensorflow.core.protobuf.rewriter_config_pb2", "tensorflow.core.protobuf.debug_pb2",
     "tensorflow.core.protobuf.cluster_pb2", "tensorflow.core.util.event_pb2",
+    "tensorflow.core.protobuf.trackable_object_graph_pb2",
     "tensorflow.core.example.example_pb2",
     "tensorflow.python.training.checkpoint_state_pb2",
 ]

@@ -66,6 +66,7 @@ def test_checkpoint_keys_save_restore_and_status(tmp_path):
         "optimizer/beta2_power/.ATTRIBUTES/VARIABLE_VALUE": [],
         "save_counter/.ATTRIBUTES/VARIABLE_VALUE": [],
         "state/.ATTRIBUTES/py_state": [],  # a string scalar, as TF saves it
+        "_CHECKPOINTABLE_OBJECT_GRAPH": [],  # TF's TrackableObjectGraph, serialized
     }
     np.testing.assert_allclose(tf.train.load_variable(
         path, "model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE"), saved["kernel"])

@@ -266,7 +266,13 @@ class Executable:
             results.append(np.stack(values) if _same_shapes(values) else values)
         return results
 
-    def _run_steps(self, feeds, session_state, on_step=None):
+    def run_device(self, feeds, session_state):
+        """The fetches as the run left them: device buffers, no host copies (a
+        defun'd function's outputs become eager tensors over them). Feeds may be
+        device buffers too."""
+        return self._run_steps(feeds, session_state, keep_device=True)
+
+    def _run_steps(self, feeds, session_state, on_step=None, keep_device=False):
         sources, feed_tensors = self._sources, self._feed_tensors
         static, canonical = self._static, self._canonical
         env = dict(zip(feed_tensors, feeds))
@@ -288,6 +294,9 @@ class Executable:
             _release_run_scoped(env)
             raise
         results = []
+        if keep_device:
+            return [env[where] if kind == "step" else feeds[where] if kind == "feed" else where
+                    for kind, where in sources]
         for kind, where in sources:
             if kind == "step":
                 results.append(_to_numpy(env[where]))

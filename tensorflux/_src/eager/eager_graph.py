@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 
-from tensorflux._src.eager import execute, tape
+from tensorflux._src.eager import execute, fast_path, tape
 from tensorflux._src.eager.eager_tensor import make_eager
 from tensorflux._src.framework import errors
 from tensorflux._src.framework import graph as _graph
@@ -37,13 +37,24 @@ class EagerGraph(_graph.Graph):
         # Resources that live as long as the program: tf.data iterators, queues, tables.
         self._session_state = SessionState()
 
+    def _fast_apply(self, op_type, name, kwargs, slow):
+        """apply_op's entry: a learned op skips its bookkeeping (`fast_path.py`)."""
+        return fast_path.apply(self, op_type, name, kwargs, slow)
+
     def _add_op(self, op):
         op_def = op.op_def
         if op_def.name in ("Placeholder", "PlaceholderV2"):
             raise RuntimeError("tf.placeholder() is not compatible with eager execution.")
         op._id = 0
         values = [_input_value(t) for t in op.inputs]
+        learner = fast_path.learning()
+        if learner is not None and (learner.op is not None or op_def.name != learner.op_type):
+            learner = None  # an op made on the way (a converted constant)
+        execute.last_kernel[0] = None
         outs = execute.execute(op, values, self._random_state, self._session_state)
+        if learner is not None:
+            learner.op, learner.inputs = op, op.inputs
+            learner.kernel = execute.last_kernel[0]
         for i, t in enumerate(op.outputs):
             value = outs[i] if i < len(outs) else None
             make_eager(t, value)

@@ -97,6 +97,7 @@ class _Kernel:
         return outs
 
 
+last_kernel = [None]  # the cached kernel the last run_compiled used (fast_path.py)
 _kernels = {}  # (op type, frozen attrs[, baked inputs]) -> _Kernel
 _needs_static = set()  # (op type, frozen attrs) whose lowering needs concrete integers
 _lock = threading.Lock()
@@ -148,7 +149,9 @@ def run_compiled(op, values):
         if kernel is None:
             kernel = _kernels[key] = _Kernel(op)
         try:
-            return _run(kernel, op, values)
+            outs = _run(kernel, op, values)
+            last_kernel[0] = kernel
+            return outs
         except _Retry as retry:
             # The lowering wanted a concrete value (some raise TF's ValueError for a
             # non-constant axis): try again with small integer inputs baked in.
@@ -172,6 +175,7 @@ def run_compiled(op, values):
             raise (first_error or retry.error) from None
     if first_error is not None:
         _needs_static.add(key)
+    last_kernel[0] = kernel
     return outs
 
 

@@ -24,6 +24,7 @@ import functools
 
 import numpy as np
 
+from tensorflux._src.eager import fast_path
 from tensorflux._src.eager.eager_tensor import EagerTensor
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Operation, Tensor
@@ -168,26 +169,38 @@ class _Concrete:
         self.session = Session(graph=self.graph)
         self.mirrors = list(self.graph.mirrors.values())
         self.graph.finalize()
+        # The run is prepared once per trace (Session.make_callable's work): the feeds'
+        # shapes are the signature's, so the executable never changes.
+        feed_key = tuple((p, tuple(p.shape.as_list())) for p in placeholders)
+        self.run = self.session._run_for([self.fetches, self.side_effects], feed_key)
+        self.out_dtypes = [None if isinstance(f, Operation) else f.dtype.base_dtype
+                           for f in fetches]
 
     def __call__(self, args, kwargs):
         flat_in = _flatten([list(args), kwargs])
-        feed = {p: (flat_in[i].numpy() if isinstance(flat_in[i], EagerTensor) else flat_in[i])
-                for p, i in zip(self.placeholders, self.feeds)}
-        store = self.session._state.variables
+        feeds = []
+        for p, i in zip(self.placeholders, self.feeds):
+            v = flat_in[i]
+            # An eager tensor is fed as its device buffer: no host round trip.
+            feeds.append(v._value if isinstance(v, EagerTensor) else
+                         np.asarray(v, p.dtype.as_numpy_dtype))
+        state = self.session._state
+        store = state.variables
         for source, mirror in self.mirrors:
             store[mirror.op] = source._read()
         try:
-            values = self.session.run([self.fetches, self.side_effects], feed)[0]
+            values = self.run.rebuild(self.run.executable.run_device(feeds, state))[0]
         finally:
             for source, mirror in self.mirrors:
                 value = store.get(mirror.op)
                 if value is not None:
                     source._value = value
-        from tensorflux._src.ops import constant
+        outer = _graph.get_default_graph()
         flat = [None] * self.n_out
-        for j, fetch, value in zip(self.fetch_index, self.fetches, values):
-            flat[j] = None if isinstance(fetch, Operation) or value is None else \
-                constant.constant(value, dtype=fetch.dtype.base_dtype)
+        for j, fetch, dtype, value in zip(self.fetch_index, self.fetches, self.out_dtypes,
+                                          values):
+            if dtype is not None and value is not None:
+                flat[j] = fast_path.wrap(outer, fetch.op.name, value, dtype)
         for j, o in enumerate(self.flat_out):
             if j not in self.fetch_index:
                 flat[j] = o

@@ -52,6 +52,9 @@ TensorSliceProto = _M("tensorflow.TensorSliceProto")
 BundleHeaderProto = _M("tensorflow.BundleHeaderProto")
 BundleEntryProto = _M("tensorflow.BundleEntryProto")
 
+# trackable_object_graph.proto (tf.train.Checkpoint: train/tracking.py)
+TrackableObjectGraph = _M("tensorflow.TrackableObjectGraph")
+
 # summary.proto (and event.proto)
 SummaryDescription = _M("tensorflow.SummaryDescription")
 HistogramProto = _M("tensorflow.HistogramProto")

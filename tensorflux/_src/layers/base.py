@@ -28,6 +28,7 @@ from tensorflux._src.framework.graph_keys import GraphKeys
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.layers.keras_surface import KerasLayerSurface
+from tensorflux._src.train import deferred_restore
 from tensorflux._src.train import variable_scope as vs
 from tensorflux._src.train.variables import Variable, global_variables
 
@@ -386,6 +387,8 @@ class Layer(KerasLayerSurface):
                     self.build(inputs.shape)
                     self._build_input_shape = inputs.shape
                     self.built = True
+                    if deferred_restore._pending:
+                        deferred_restore.objects_created()  # eager restore's weights
                 assert_input_compatibility(self.input_spec, inputs, self._name)
                 self._call_inputs = inputs
                 try:

@@ -17,8 +17,18 @@ from tensorflux._src.ops.registry import REQUIRED, lookup
 
 def apply_op(op_type: str, name=None, **kwargs):
     """Creates an op of `op_type`; returns its Tensor, list of Tensors, or the Operation."""
-    op_def = lookup(op_type)
     default = _graph.get_default_graph()
+    fast = getattr(default, "_fast_apply", None)
+    if fast is not None and not _numerics_checking[0]:  # eager: eager/fast_path.py
+        return fast(op_type, name, kwargs, _apply_op)
+    return _apply_op(op_type, name, kwargs, default)
+
+
+def _apply_op(op_type, name, kwargs, default=None):
+    """apply_op's full path: conversion, TF's dtype rules, attrs, shapes, the Operation."""
+    op_def = lookup(op_type)
+    if default is None:
+        default = _graph.get_default_graph()
     if hasattr(default, "capture_value"):  # a traced function: outer tensors become inputs
         kwargs = {k: default.capture_value(v) if k in op_def._input_names else v
                   for k, v in kwargs.items()}

@@ -25,6 +25,7 @@ from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.state import state_ops
 from tensorflux._src.ops.state.sparse_training_ops import deduplicate_indexed_slices_padded
+from tensorflux._src.train import deferred_restore
 from tensorflux._src.train import variable_scope as vs
 from tensorflux._src.train.variables import Variable, trainable_variables
 
@@ -142,6 +143,8 @@ class Optimizer:
                              f"{[str(v) for _, v in converted]}.")
         with _graph.control_dependencies(None):
             self._create_slots(var_list)
+        if deferred_restore._pending and executing_eagerly():
+            deferred_restore.objects_created()  # an eager Checkpoint.restore's slots
         update_ops = []
         with _graph.name_scope(name, self._name) as scope:
             self._prepare()

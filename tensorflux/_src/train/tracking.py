@@ -10,17 +10,23 @@ is saved under TF's key `<path>/.ATTRIBUTES/VARIABLE_VALUE` (path parts joined b
 "." escaped as ".." and "/" as ".S"), an optimizer slot under
 `<variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot name>/.ATTRIBUTES/VARIABLE_VALUE`,
 the save counter under `save_counter/...`, in TF's V2 tensor-bundle format, as Saver
-writes (checkpoint_format.py; read it with `tf.train.list_variables`). TF also stores
-its object graph as a string tensor (`_CHECKPOINTABLE_OBJECT_GRAPH`); tensorflux does
-not write one, so restoring matches objects by these key paths, which is the same for
-the same program. A PythonState's string is stored as a string scalar under
-`<path>/.ATTRIBUTES/py_state`, as TF's (older tensorflux checkpoints hold uint8 bytes
-there; both are read).
+writes (checkpoint_format.py; read it with `tf.train.list_variables`). As TF, the object
+graph itself is stored too, as a serialized `TrackableObjectGraph` string scalar under
+`_CHECKPOINTABLE_OBJECT_GRAPH` (nodes breadth first from the root, every child edge by
+name, each variable's attribute with its checkpoint key, slot variables as nodes after
+all others, referenced from their optimizer's node), so TensorFlow's
+`tf.train.Checkpoint` restores these files. Restoring here matches objects by their key
+paths, which are the same for the same object structure. A PythonState's string is
+stored as a string scalar under `<path>/.ATTRIBUTES/py_state`, as TF's (older tensorflux
+checkpoints hold uint8 bytes there; both are read).
 
 As in TF1 graph mode, `save`/`write` read the values from a Session (the default one,
 or `session=`), and `restore(path)` returns a status whose `run_restore_ops(session)`
 or `initialize_or_restore(session)` puts the values into the Session's variables
-(objects added after `restore` are restored then too).
+(objects added after `restore` are restored then too). With eager execution no Session
+is involved: `save`/`write` read the variables' buffers, `restore` assigns the values at
+once, and variables created later (optimizer slots, weights of layers built later) get
+theirs when they are created (`deferred_restore.py`); `run_restore_ops` is a no-op.
 """
 
 from __future__ import annotations
@@ -36,11 +42,17 @@ import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework import protos
 from tensorflux._src.framework.default_session import get_default_session
 from tensorflux._src.framework.device import DeviceSpec
 from tensorflux._src.ops.constant import placeholder_with_default
 from tensorflux._src.ops.lookup.mutable_tables import SaveSpec
-from tensorflux._src.train import checkpoint_format, checkpoint_management, sharding
+from tensorflux._src.train import (
+    checkpoint_format,
+    checkpoint_management,
+    deferred_restore,
+    sharding,
+)
 from tensorflux._src.train import saver as _saver
 from tensorflux._src.train.loss_scale import LossScale, MixedPrecisionLossScaleOptimizer
 from tensorflux._src.train.optimizer import Optimizer
@@ -53,6 +65,7 @@ _log = logging.getLogger("tensorflux")
 _VALUE = ".ATTRIBUTES/VARIABLE_VALUE"
 _PY_STATE = ".ATTRIBUTES/py_state"
 _SLOTS = ".OPTIMIZER_SLOT"
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
 
 class PythonState(abc.ABC):
@@ -200,7 +213,92 @@ def _saveables(root):
     return variables, states
 
 
+def _object_graph(root):
+    """TF's TrackableObjectGraph of `root` (see the module docstring)."""
+    nodes = [root]
+    ids = {id(root): 0}
+    queue = collections.deque([root])
+    edges = {}
+    while queue:
+        obj = queue.popleft()
+        out = edges[id(obj)] = []
+        for name, child in _children(obj):
+            if not _tracked(child):
+                continue
+            if id(child) not in ids:
+                ids[id(child)] = len(nodes)
+                nodes.append(child)
+                queue.append(child)
+            out.append((str(name), ids[id(child)]))
+    paths = {id(obj): "/".join(path) for path, obj in _object_paths(root)}
+    proto = protos.TrackableObjectGraph()
+    for obj in nodes:
+        node = proto.nodes.add()
+        for name, node_id in edges[id(obj)]:
+            node.children.add(node_id=node_id, local_name=name)
+        _add_attribute(node, obj, paths.get(id(obj)))
+    for obj in list(nodes):
+        if not isinstance(obj, Optimizer) or isinstance(obj, MixedPrecisionLossScaleOptimizer):
+            continue
+        for slot_name, by_var in sorted(obj._slots.items()):
+            for var_node, var in enumerate(list(nodes)):
+                slot = by_var.get(var) if isinstance(var, Variable) else None
+                if slot is None or id(var) not in paths:
+                    continue
+                key = (f"{paths[id(var)]}/{_SLOTS}/{paths[id(obj)]}/{_escape(slot_name)}")
+                slot_node = proto.nodes.add()
+                slot_node.attributes.add(name="VARIABLE_VALUE", full_name=slot.op.name,
+                                         checkpoint_key=f"{key}/{_VALUE}")
+                slot_node.has_checkpoint_values.value = True
+                proto.nodes[ids[id(obj)]].slot_variables.add(
+                    original_variable_node_id=var_node, slot_name=slot_name,
+                    slot_variable_node_id=len(proto.nodes) - 1)
+                nodes.append(slot)
+    _mark_checkpoint_values(proto)
+    return proto
+
+
+def _add_attribute(node, obj, path):
+    if path is None:
+        return
+    if isinstance(obj, Variable):
+        node.attributes.add(name="VARIABLE_VALUE", full_name=obj.op.name,
+                            checkpoint_key=f"{path}/{_VALUE}")
+    elif isinstance(obj, PythonState):
+        node.attributes.add(name="py_state", checkpoint_key=f"{path}/{_PY_STATE}")
+
+
+def _mark_checkpoint_values(proto):
+    """has_checkpoint_values, as TF fills it: a node with values, or with a child or
+    slot variable that has some."""
+    has = [bool(n.attributes) for n in proto.nodes]
+    changed = True
+    while changed:
+        changed = False
+        for i, node in enumerate(proto.nodes):
+            if has[i]:
+                continue
+            if any(has[c.node_id] for c in node.children) or \
+                    any(has[s.slot_variable_node_id] for s in node.slot_variables):
+                has[i] = changed = True
+    for node, value in zip(proto.nodes, has):
+        node.has_checkpoint_values.value = value
+
+
+def _eager():
+    return bool(getattr(_graph.get_default_graph(), "_is_eager_graph", False))
+
+
+def _read_values(session, variables):
+    """Host values of `variables`: from the Session, or (eager) their buffers."""
+    if session is None:
+        return [np.asarray(v.numpy()) for v in variables]
+    return _saver._read_variables(session, [v.op for v in variables])
+
+
 def _session(session):
+    if _eager():
+        return None
     session = session or get_default_session()
     if session is None:
         raise ValueError("In graph mode a Checkpoint needs a Session to read or write "
@@ -266,10 +364,12 @@ class Checkpoint:
             shards = self._sharded_values(session, variables, states, callback)
         else:
             names = sorted(variables)
-            values = _saver._read_variables(session, [variables[n].op for n in names])
+            values = _read_values(session, [variables[n] for n in names])
             tensors = dict(zip(names, values))
             for key, state in states.items():
                 tensors[key] = np.array(_state_bytes(state), dtype=object)  # TF: a string
+            tensors[OBJECT_GRAPH_KEY] = np.array(
+                _object_graph(self).SerializeToString(), dtype=object)
         directory = os.path.dirname(file_prefix)
         if directory and not os.path.isdir(directory):
             os.makedirs(directory, exist_ok=True)
@@ -343,13 +443,17 @@ class Checkpoint:
         """Increments save_counter, writes `<file_prefix>-<save_counter>` and points the
         directory's `checkpoint` state file at it; returns that path."""
         session = _session(session)
-        if self._save_counter is None:
+        if session is None:  # eager: the counter's variable exists once created
             self._maybe_create_save_counter()
-            session.run(self._save_counter.initializer)
-        if self._save_assign_op is None:
-            object.__setattr__(self, "_save_assign_op",
-                               self._save_counter.assign_add(1, read_value=True))
-        number = session.run(self._save_assign_op)
+            number = self._save_counter.assign_add(1, read_value=True).numpy()
+        else:
+            if self._save_counter is None:
+                self._maybe_create_save_counter()
+                session.run(self._save_counter.initializer)
+            if self._save_assign_op is None:
+                object.__setattr__(self, "_save_assign_op",
+                                   self._save_counter.assign_add(1, read_value=True))
+            number = session.run(self._save_assign_op)
         file_path = self._write(f"{os.fspath(file_prefix)}-{int(number)}", session, options)
         checkpoint_management.update_checkpoint_state_internal(
             save_dir=os.path.dirname(file_path), model_checkpoint_path=file_path,
@@ -394,6 +498,8 @@ class _Status:
         return self
 
     def _initialize(self, session, variables):
+        if session is None:  # eager variables are initialized when created
+            return
         ops = [v.initializer for v in variables]
         if ops:
             session.run(ops)
@@ -431,7 +537,40 @@ class CheckpointLoadStatus(_Status):
         self._save_path = save_path
         self._skip_slots = bool(options and options.experimental_skip_slot_variables)
         self._reader = checkpoint_format.CheckpointReader(save_path)
-        self._keys = set(self._reader.get_variable_to_shape_map())
+        self._keys = set(self._reader.get_variable_to_shape_map()) - {OBJECT_GRAPH_KEY}
+        self._restored = set()  # keys put into eager variables so far
+        if _eager():  # restore now; what is created later is restored when it appears
+            self._restore_eager()
+            if self._keys - self._restored:
+                deferred_restore.register(self)
+
+    def _restore_new_objects(self):
+        """deferred_restore's callback: restores variables created since; True once
+        every checkpoint value has found its variable."""
+        self._restore_eager()
+        return not (self._keys - self._restored)
+
+    def _restore_eager(self):
+        variables, states = self._matched()
+        keys = sorted(k for k in variables if k in self._keys and k not in self._restored)
+        values = self._checked_values(variables, keys)
+        for key in keys:
+            variables[key].assign(values[key])
+        self._restored.update(keys)
+        for key, state in states.items():
+            if key in self._keys and key not in self._restored:
+                state.deserialize(_state_string(self._reader.get_tensor(key)))
+                self._restored.add(key)
+
+    def _checked_values(self, variables, keys):
+        dtypes = self._reader.get_variable_to_dtype_map()
+        shapes = self._reader.get_variable_to_shape_map()
+        for key in keys:
+            op = variables[key].op
+            _saver._check_dtype(key, op, dtypes[key])
+            _saver._check_shape(key, op, shapes[key], False)
+        values = self._reader.get_tensors(keys) if keys else {}
+        return {k: _saver._reshaped(values[k], variables[k].op) for k in keys}
 
     def _matched(self):
         variables, states = _saveables(self._root)
@@ -475,18 +614,12 @@ class CheckpointLoadStatus(_Status):
         """Puts the checkpoint's values into the matching variables of the Session
         (checking every dtype and shape first; a failed restore changes nothing)."""
         session = _session(session)
+        if session is None:  # eager: restored by `restore` and on creation
+            return
         variables, states = self._matched()
-        dtypes = self._reader.get_variable_to_dtype_map()
-        shapes = self._reader.get_variable_to_shape_map()
         keys = sorted(k for k in variables if k in self._keys)
-        for key in keys:
-            op = variables[key].op
-            _saver._check_dtype(key, op, dtypes[key])
-            _saver._check_shape(key, op, shapes[key], False)
-        values = self._reader.get_tensors(keys) if keys else {}
-        _saver._assign_variables(session, {variables[k].op: _saver._reshaped(values[k],
-                                                                             variables[k].op)
-                                           for k in keys})
+        values = self._checked_values(variables, keys)
+        _saver._assign_variables(session, {variables[k].op: values[k] for k in keys})
         for key, state in states.items():
             if key in self._keys:
                 state.deserialize(_state_string(self._reader.get_tensor(key)))
@@ -572,17 +705,26 @@ class CheckpointManager:
         """Saves `<directory>/<checkpoint_name>-<n>` (n: checkpoint_number, an int or an
         integer variable, else the incremented save counter); returns its path."""
         session = _session(session)
-        if self._checkpoint._save_counter is None:
+        if session is None:  # eager
             self._checkpoint._maybe_create_save_counter()
-            session.run(self._checkpoint._save_counter.initializer)
-        save_counter = self._checkpoint._save_counter
-        if self._save_counter_assign is None:
-            self._save_counter_assign = save_counter.assign_add(1, read_value=False)
-        session.run(self._save_counter_assign)
-        if checkpoint_number is None:
-            checkpoint_number = save_counter
-        if not isinstance(checkpoint_number, (int, np.integer)):
-            checkpoint_number = _global_step_value(session, checkpoint_number)
+            save_counter = self._checkpoint._save_counter
+            save_counter.assign_add(1)
+            if checkpoint_number is None:
+                checkpoint_number = save_counter
+            if not isinstance(checkpoint_number, (int, np.integer)):
+                checkpoint_number = int(np.asarray(checkpoint_number.numpy()))
+        else:
+            if self._checkpoint._save_counter is None:
+                self._checkpoint._maybe_create_save_counter()
+                session.run(self._checkpoint._save_counter.initializer)
+            save_counter = self._checkpoint._save_counter
+            if self._save_counter_assign is None:
+                self._save_counter_assign = save_counter.assign_add(1, read_value=False)
+            session.run(self._save_counter_assign)
+            if checkpoint_number is None:
+                checkpoint_number = save_counter
+            if not isinstance(checkpoint_number, (int, np.integer)):
+                checkpoint_number = _global_step_value(session, checkpoint_number)
         save_path = self._checkpoint.write(f"{self._checkpoint_prefix}-{int(checkpoint_number)}",
                                            session=session, options=options)
         timestamp = time.time()

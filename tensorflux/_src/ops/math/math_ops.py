@@ -224,10 +224,16 @@ def _op_fn(public_name, op_type, arg_names, doc):
                                     default=None))
     signature = inspect.Signature(params)
 
+    n_args = len(arg_names)
+
     def fn(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        inputs = dict(bound.arguments)
-        name = inputs.pop("name", None)
+        if len(args) == n_args and (not kwargs or kwargs.keys() == {"name"}):
+            inputs = dict(zip(arg_names, args))  # the common call, without binding
+            name = kwargs.get("name")
+        else:
+            bound = signature.bind(*args, **kwargs)
+            inputs = dict(bound.arguments)
+            name = inputs.pop("name", None)
         return apply_op(op_type, name=name, **inputs)
 
     fn.__name__ = fn.__qualname__ = public_name
