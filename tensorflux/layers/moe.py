@@ -9,6 +9,12 @@ the capacity rule and what is dropped.
 """
 
 from tensorflux._src.layers.moe import (  # noqa: F401
-    Gating, MixtureOfExperts, cv_squared, expert_capacity, gates_to_load,
-    mixture_of_experts, noisy_top_k_gating, prob_in_top_k,
+    Gating,
+    MixtureOfExperts,
+    cv_squared,
+    expert_capacity,
+    gates_to_load,
+    mixture_of_experts,
+    noisy_top_k_gating,
+    prob_in_top_k,
 )

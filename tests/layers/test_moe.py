@@ -136,7 +136,7 @@ def test_cv_squared_and_gates_to_load():
 # -- dispatch, capacity ----------------------------------------------------------------------
 
 def _run_layer(x, weights, k, capacity_factor, group_size, w_gate):
-    e, d, h = weights[0].shape
+    e, _, h = weights[0].shape
     layer = moe.MixtureOfExperts(e, h, k=k, capacity_factor=capacity_factor,
                                  group_size=group_size, noisy_gating=False,
                                  dtype=tf.float64)

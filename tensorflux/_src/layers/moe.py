@@ -51,8 +51,16 @@ from tensorflux._src.ops.nn import nn_ops
 from tensorflux._src.ops.random import random_ops
 from tensorflux._src.ops.state import init_ops
 
-__all__ = ["MixtureOfExperts", "mixture_of_experts", "noisy_top_k_gating", "cv_squared",
-           "prob_in_top_k", "gates_to_load", "expert_capacity", "Gating"]
+__all__ = [
+    "Gating",
+    "MixtureOfExperts",
+    "cv_squared",
+    "expert_capacity",
+    "gates_to_load",
+    "mixture_of_experts",
+    "noisy_top_k_gating",
+    "prob_in_top_k",
+]
 
 _F32 = _dtypes.float32
 
