@@ -45,6 +45,7 @@ from tensorflux._src.framework import tensor_shape
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.layers.base import Layer
 from tensorflux._src.ops.array import array_ops, gather_ops, sort_ops
+from tensorflux._src.ops.array.sharding import sharding_constraint
 from tensorflux._src.ops.linalg import linalg_ops
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.nn import nn_ops
@@ -218,8 +219,8 @@ class MixtureOfExperts(Layer):
 
     def __init__(self, num_experts, hidden_units, k=2, output_units=None,
                  capacity_factor=None, group_size=None, loss_coef=1e-2, noisy_gating=True,
-                 noise_epsilon=1e-2, activation=nn_ops.relu, seed=None, name=None,
-                 **kwargs):
+                 noise_epsilon=1e-2, activation=nn_ops.relu, seed=None,
+                 expert_parallel=True, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         for arg, value in (("num_experts", num_experts), ("hidden_units", hidden_units),
                            ("k", k)):
@@ -240,6 +241,12 @@ class MixtureOfExperts(Layer):
         self.capacity_factor, self.group_size = capacity_factor, group_size
         self.loss_coef, self.noisy_gating = loss_coef, noisy_gating
         self.noise_epsilon, self.activation, self.seed = noise_epsilon, activation, seed
+        self.expert_parallel = expert_parallel
+
+    def _layout(self, x, mesh_axes):
+        """Under a distribution strategy, `x` split over the devices along the dims marked
+        0 (see ops/array/sharding.py); the identity otherwise."""
+        return sharding_constraint(x, mesh_axes) if self.expert_parallel else x
 
     def build(self, input_shape):
         input_shape = tensor_shape.as_shape(input_shape)
@@ -288,26 +295,37 @@ class MixtureOfExperts(Layer):
         if isinstance(size, int) and static_tokens is not None and static_tokens % size:
             raise ValueError(f"The number of tokens ({static_tokens}) must be a multiple of "
                              f"group_size. Received: group_size={self.group_size}")
-        grouped = array_ops.reshape(tokens, [-1, size, depth])
+        grouped = self._layout(array_ops.reshape(tokens, [-1, size, depth]), [0, -1, -1])
         indices = array_ops.reshape(self.gating.top_k_indices, [-1, size, self.k])
         top_gates = array_ops.reshape(self.gating.top_k_gates, [-1, size, self.k])
         capacity = expert_capacity(size, e, self.k, self.capacity_factor)
         self.capacity = capacity
         dispatch, combine = _dispatch_and_combine(indices, top_gates, e, capacity)
+        dispatch = self._layout(dispatch, [0, -1, -1, -1])   # groups split like the batch
+        combine = self._layout(combine, [0, -1, -1, -1])
 
+        # Expert parallelism: under a strategy, the groups (hence the tokens) are split
+        # over the devices, the experts too (their weights and their inputs along the
+        # expert axis), so moving tokens to their experts' devices and back are the two
+        # all-to-alls XLA inserts between the layouts below.
         # (E, G, C, d): each expert's places in each group, then every expert at once on
         # its own weights (a batched matmul over the expert axis).
-        expert_in = linalg_ops.einsum("gsec,gsd->egcd", dispatch, grouped)
+        expert_in = self._layout(linalg_ops.einsum("gsec,gsd->egcd", dispatch, grouped),
+                                 [0, -1, -1, -1])
         flat_in = array_ops.reshape(expert_in, [e, -1, depth])                # (E, G*C, d)
-        hidden = linalg_ops.einsum("end,edh->enh", flat_in, self.expert_kernel_1)
+        w1 = self._layout(self.expert_kernel_1, [0, -1, -1])
+        w2 = self._layout(self.expert_kernel_2, [0, -1, -1])
+        hidden = linalg_ops.einsum("end,edh->enh", flat_in, w1)
         hidden = hidden + array_ops.expand_dims(self.expert_bias_1, 1)
         if self.activation is not None:
             hidden = self.activation(hidden)
-        expert_out = linalg_ops.einsum("enh,eho->eno", hidden, self.expert_kernel_2)
+        expert_out = linalg_ops.einsum("enh,eho->eno", hidden, w2)
         expert_out = expert_out + array_ops.expand_dims(self.expert_bias_2, 1)
         expert_out = array_ops.reshape(expert_out, array_ops.stack(
             [e, array_ops.shape(grouped)[0], capacity, out_units]))          # (E, G, C, o)
-        outputs = linalg_ops.einsum("gsec,egco->gso", combine, expert_out)
+        expert_out = self._layout(expert_out, [0, -1, -1, -1])
+        outputs = self._layout(linalg_ops.einsum("gsec,egco->gso", combine, expert_out),
+                               [0, -1, -1])
         out_shape = array_ops.concat([array_ops.shape(inputs)[:-1], [out_units]], 0)
         outputs = array_ops.reshape(outputs, out_shape)
         outputs.set_shape(inputs.shape[:-1].concatenate([out_units]))
@@ -321,7 +339,8 @@ class MixtureOfExperts(Layer):
 def mixture_of_experts(inputs, num_experts, hidden_units, k=2, output_units=None,
                        capacity_factor=None, group_size=None, loss_coef=1e-2,
                        noisy_gating=True, noise_epsilon=1e-2, activation=nn_ops.relu,
-                       training=False, seed=None, name=None, reuse=None):
+                       training=False, seed=None, expert_parallel=True, name=None,
+                       reuse=None):
     """Functional MixtureOfExperts: returns (outputs, aux_loss), as tensor2tensor's
     `local_moe`. `name` is the variable scope (reuse it with reuse=True). The aux loss is
     also in REGULARIZATION_LOSSES; add the returned one to your loss *or* use
@@ -330,6 +349,7 @@ def mixture_of_experts(inputs, num_experts, hidden_units, k=2, output_units=None
                              capacity_factor=capacity_factor, group_size=group_size,
                              loss_coef=loss_coef, noisy_gating=noisy_gating,
                              noise_epsilon=noise_epsilon, activation=activation, seed=seed,
-                             name=name, _scope=name, _reuse=reuse)
+                             expert_parallel=expert_parallel, name=name, _scope=name,
+                             _reuse=reuse)
     outputs = layer.apply(inputs, training=training)
     return outputs, layer.aux_loss
