@@ -32,6 +32,12 @@ token with every choice dropped outputs 0 (around a residual connection it passe
 through unchanged). `capacity_factor=None` means no token is ever dropped
 (capacity = group size). The auxiliary losses count every routed assignment, dropped or
 not, as tensor2tensor's do.
+
+Expert parallelism (`expert_parallel=True`, the default): under a distribution strategy
+(`tf.distribute.MirroredStrategy`), the groups are laid out split over the devices like
+the batch and the experts split along the expert axis (ops/array/sharding.py), so XLA
+sends tokens to their experts' devices and back with all-to-alls and each device runs
+only its experts. On one device the constraints are the identity.
 """
 
 from __future__ import annotations
