@@ -66,8 +66,8 @@ def test_plain_runs_store_no_distillation_options(tmp_path, monkeypatch):
      "--soft-weight must be between 0 and 1, got 2.0"),
     (["--teacher", "TEACHER", "--dataset", "iris"],
      "was trained on digits, but the student trains on iris"),
-    (["--teacher", "TEACHER", "--workers", "2"], "--teacher is not supported with "
-                                                 "parameter-server training"),
+    (["--teacher", "TEACHER", "--workers", "2"],
+     "--teacher is not supported with parameter-server training"),
 ])
 def test_bad_distillation_options_are_one_line_errors(teacher, tmp_path, monkeypatch, capsys,
                                                       argv, message):
