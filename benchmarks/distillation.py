@@ -7,7 +7,7 @@ seed and epochs: plainly, and with `--teacher` (temperature --temperature, soft 
 --soft-weight). Reports each run's test accuracy and test cross-entropy, the per-seed
 differences and their mean; writes benchmarks/results/distillation.json.
 
-    python benchmarks/distillation.py                 # 5 seeds, 3 student epochs
+    python benchmarks/distillation.py        # resnet20 teacher 20 epochs; 5 seeds x 15 epochs
 """
 
 from __future__ import annotations
@@ -39,12 +39,14 @@ def train(quiet, **options):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--teacher-model", default="resnet20")
-    parser.add_argument("--teacher-epochs", type=int, default=15)
+    parser.add_argument("--teacher-epochs", type=int, default=20)
+    parser.add_argument("--teacher-dir", help="reuse this trained teacher run (e.g. from an "
+                                              "earlier --workdir) instead of training one")
     parser.add_argument("--student-model", default="lenet")
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--temperature", type=float, default=4.0)
-    parser.add_argument("--soft-weight", type=float, default=0.7)
+    parser.add_argument("--temperature", type=float, default=2.0)
+    parser.add_argument("--soft-weight", type=float, default=0.5)
     parser.add_argument("--workdir", help="where runs go (default: a temporary directory)")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--out", default=os.path.join(RESULTS, "distillation.json"))
@@ -52,7 +54,8 @@ def main():
 
     workdir = args.workdir or tempfile.mkdtemp(prefix="tensorflux-distillation-")
     quiet = not args.verbose
-    teacher_dir = os.path.join(workdir, "teacher")
+    teacher_dir = args.teacher_dir or os.path.join(workdir, "teacher")
+    # An existing --teacher-dir run is only evaluated (its epochs are done).
     teacher = train(quiet, model=args.teacher_model, epochs=args.teacher_epochs,
                     logdir=teacher_dir, seed=0)
     print(f"teacher {args.teacher_model}: test accuracy {teacher['test_accuracy']:.2%}, "
