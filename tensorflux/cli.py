@@ -51,10 +51,10 @@ def _parser():
                             "model (same dataset) as well as the labels")
     train.add_argument("--temperature", type=float, metavar="T",
                        help="with --teacher: softmax temperature of the soft targets "
-                            "(default: 4)")
+                            "(default: 2)")
     train.add_argument("--soft-weight", type=float, metavar="W",
                        help="with --teacher: weight of the T^2-scaled soft-target term; "
-                            "the labels' cross-entropy gets 1 - W (default: 0.7)")
+                            "the labels' cross-entropy gets 1 - W (default: 0.5)")
     train.add_argument("--workers", type=int, metavar="N",
                        help="parameter-server training on Ray with N worker tasks "
                             "(default: train in this process)")

@@ -32,6 +32,12 @@ Trainable parameters with the paper's shared 37,000-token vocabulary: transforme
 does not give its exact vocabulary or count, so ~2M of the base model's difference is
 unexplained; separate source/target/softmax matrices would add 2 * 37000 * hidden).
 
+Mixture of experts: `num_experts > 0` replaces every feed-forward sublayer by a sparsely
+gated mixture of experts (tensorflux.layers.moe; `transformer_moe_lm` is the LM with 16
+experts, 2 per token, each half as wide, so the dense LM's FLOPs per token). Their
+load-balancing losses join REGULARIZATION_LOSSES; `model_fn` adds those created while it
+builds the model to its loss (`auxiliary_loss`).
+
 Decoding (`greedy_decode`, `beam_search`) runs in one `tf.while_loop` whose state has a
 fixed shape, because XLA loops carry fixed-shape values: the decoded ids live in a
 (batch[, beam], decode_length) buffer of zeros that each step fills one position of, and

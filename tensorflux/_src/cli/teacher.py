@@ -21,8 +21,8 @@ from tensorflux._src.cli.errors import UsageError
 from tensorflux._src.cli.model_graph import EVAL_BATCH, ClassifierGraph
 from tensorflux._src.cli.run_dir import RunDirectory
 
-DEFAULT_TEMPERATURE = 4.0
-DEFAULT_SOFT_WEIGHT = 0.7
+DEFAULT_TEMPERATURE = 2.0
+DEFAULT_SOFT_WEIGHT = 0.5
 
 
 def check_options(temperature, soft_weight):
