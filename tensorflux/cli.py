@@ -3,6 +3,8 @@
     tensorflux train                      # LeNet-style CNN on the built-in digits
     tensorflux train --dataset iris       # an MLP on a built-in table
     tensorflux train --dataset ~/mnist    # a directory of MNIST IDX or CIFAR-10 files
+    tensorflux train --model resnet20 --logdir runs/teacher
+    tensorflux train --teacher runs/teacher --logdir runs/student   # distill into lenet
     tensorflux eval --logdir runs/lenet-digits
     tensorflux bench --model resnet50 --batch-sizes 8,16 --image-size 64 --compare
     tensorflux export --logdir runs/lenet-digits --export_dir exports/digits
@@ -44,6 +46,15 @@ def _parser():
                                            "(default: adam)")
     train.add_argument("--logdir", help="the run directory (default: runs/<model>-<dataset>)")
     train.add_argument("--seed", type=int, help="graph-level random seed (default: 0)")
+    train.add_argument("--teacher", metavar="RUN_DIR",
+                       help="distill: train on the soft targets of this trained run's "
+                            "model (same dataset) as well as the labels")
+    train.add_argument("--temperature", type=float, metavar="T",
+                       help="with --teacher: softmax temperature of the soft targets "
+                            "(default: 2)")
+    train.add_argument("--soft-weight", type=float, metavar="W",
+                       help="with --teacher: weight of the T^2-scaled soft-target term; "
+                            "the labels' cross-entropy gets 1 - W (default: 0.5)")
     train.add_argument("--workers", type=int, metavar="N",
                        help="parameter-server training on Ray with N worker tasks "
                             "(default: train in this process)")

@@ -234,7 +234,7 @@ PUBLIC_API_IMPORTERS = {
     # tensorflux.datasets), which live above _src.
     "cli.bench_job", "cli.bench_step", "cli.classifiers", "cli.data_source",
     "cli.eval_job", "cli.export_job", "cli.model_graph", "cli.ps_train_job", "cli.serve_job",
-    "cli.train_job",
+    "cli.teacher", "cli.train_job",
     # Not yet fixed (deferred imports inside functions): tf.layers reach tensorflux.nn
     # because the nn namespace gathers families defined in several _src modules.
     "layers.convolutional", "layers.core", "layers.losses_impl", "layers.normalization",

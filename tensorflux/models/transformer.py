@@ -32,6 +32,12 @@ Trainable parameters with the paper's shared 37,000-token vocabulary: transforme
 does not give its exact vocabulary or count, so ~2M of the base model's difference is
 unexplained; separate source/target/softmax matrices would add 2 * 37000 * hidden).
 
+Mixture of experts: `num_experts > 0` replaces every feed-forward sublayer by a sparsely
+gated mixture of experts (tensorflux.layers.moe; `transformer_moe_lm` is the LM with 16
+experts, 2 per token, each half as wide, so the dense LM's FLOPs per token). Their
+load-balancing losses join REGULARIZATION_LOSSES; `model_fn` adds those created while it
+builds the model to its loss (`auxiliary_loss`).
+
 Decoding (`greedy_decode`, `beam_search`) runs in one `tf.while_loop` whose state has a
 fixed shape, because XLA loops carry fixed-shape values: the decoded ids live in a
 (batch[, beam], decode_length) buffer of zeros that each step fills one position of, and
@@ -85,6 +91,17 @@ class TransformerConfig:
     # Decoding (the paper's section 6.1).
     beam_size: int = 4
     length_penalty_alpha: float = 0.6
+    # Mixture of experts (Shazeer et al. 2017; tensorflux.layers.moe): num_experts > 0
+    # makes every feed-forward sublayer a mixture of that many experts, each token routed
+    # to `experts_per_token` of them by noisy top-k gating. An expert is the dense
+    # sublayer with `expert_filter_size` inner units (0: filter_size), so k experts of
+    # filter_size / k cost a token what the dense sublayer does.
+    num_experts: int = 0
+    experts_per_token: int = 2
+    expert_filter_size: int = 0
+    capacity_factor: Optional[float] = 2.0   # None: no token is ever dropped
+    moe_group_size: Optional[int] = None     # tokens per capacity group (None: the batch)
+    moe_loss_coef: float = 1e-2              # weight of the importance + load losses
 
     @property
     def decoder_only(self) -> bool:
@@ -94,6 +111,10 @@ class TransformerConfig:
         if self.hidden_size % self.num_heads:
             raise ValueError(f"hidden_size must be a multiple of num_heads. Received: "
                              f"hidden_size={self.hidden_size}, num_heads={self.num_heads}")
+        if self.num_experts and not 1 <= self.experts_per_token <= self.num_experts:
+            raise ValueError(f"experts_per_token must be between 1 and num_experts. "
+                             f"Received: experts_per_token={self.experts_per_token}, "
+                             f"num_experts={self.num_experts}")
         if self.activation_dtype not in ("float32", "bfloat16"):
             raise ValueError(f"activation_dtype must be 'float32' or 'bfloat16'. Received: "
                              f"activation_dtype={self.activation_dtype!r}")
@@ -107,6 +128,12 @@ TRANSFORMER_BIG = TransformerConfig(hidden_size=1024, filter_size=4096, num_head
 TRANSFORMER_LM = TransformerConfig(vocab_size=50257, hidden_size=768, filter_size=3072,
                                    num_heads=12, num_encoder_layers=0, num_decoder_layers=12,
                                    label_smoothing=0.0, max_length=1024)
+
+# The LM above with a mixture of 16 experts in every feed-forward sublayer, 2 per token,
+# each half as wide as the dense sublayer: the dense model's compute per token (plus the
+# gating) with 8x its feed-forward parameters.
+TRANSFORMER_MOE_LM = dataclasses.replace(TRANSFORMER_LM, num_experts=16, experts_per_token=2,
+                                         expert_filter_size=TRANSFORMER_LM.filter_size // 2)
 
 _SCOPE = "transformer"
 
@@ -188,6 +215,33 @@ def feed_forward(x, config, name="dense_relu_dense"):
         return tf.layers.dense(h, config.hidden_size, name="output")
 
 
+def moe_feed_forward(x, config, training, name="mixture_of_experts"):
+    """The feed-forward sublayer as a mixture of experts (tensorflux.layers.moe); its
+    auxiliary loss joins REGULARIZATION_LOSSES (see `auxiliary_loss`)."""
+    from tensorflux.layers import moe
+    outputs, _ = moe.mixture_of_experts(
+        x, config.num_experts, config.expert_filter_size or config.filter_size,
+        k=config.experts_per_token, capacity_factor=config.capacity_factor,
+        group_size=config.moe_group_size, loss_coef=config.moe_loss_coef,
+        training=training, name=name)
+    return outputs
+
+
+def _ffn_sublayer(x, config, training):
+    if config.num_experts:
+        return moe_feed_forward(x, config, training)
+    return feed_forward(x, config)
+
+
+def auxiliary_loss(regularization_losses_before=0):
+    """The sum of the mixture-of-experts losses added to REGULARIZATION_LOSSES after its
+    first `regularization_losses_before` entries (0.0 when there are none): pass the
+    collection's length from before building the model."""
+    losses = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)[
+        regularization_losses_before:]
+    return tf.add_n(losses) if losses else tf.constant(0.0)
+
+
 def _residual(x, sublayer, config, training, name):
     """Pre-norm residual block: x + dropout(sublayer(layer_norm(x)))."""
     with tf.variable_scope(name):
@@ -235,7 +289,8 @@ def output_logits(x, vocab, config):
 def _encoder_layer(x, bias, config, training):
     x = _residual(x, lambda h: multihead_attention(h, h, bias, config), config, training,
                   "self_attention")
-    return _residual(x, lambda h: feed_forward(h, config), config, training, "ffn")
+    return _residual(x, lambda h: _ffn_sublayer(h, config, training), config, training,
+                     "ffn")
 
 
 def _decoder_layer(x, self_bias, memory, memory_bias, config, training):
@@ -244,7 +299,8 @@ def _decoder_layer(x, self_bias, memory, memory_bias, config, training):
     if memory is not None:
         x = _residual(x, lambda h: multihead_attention(h, memory, memory_bias, config),
                       config, training, "encdec_attention")
-    return _residual(x, lambda h: feed_forward(h, config), config, training, "ffn")
+    return _residual(x, lambda h: _ffn_sublayer(h, config, training), config, training,
+                     "ffn")
 
 
 def _model_scope(config):
@@ -543,6 +599,7 @@ def model_fn(features, labels, mode, params=None):
         return spec_class(mode, predictions={"ids": ids, "scores": scores})
 
     training = mode == "train"
+    before = len(tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES))
     if config.decoder_only:
         if labels is None:
             labels = tf.pad(features, [[0, 0], [0, 1]])[:, 1:]
@@ -550,6 +607,8 @@ def model_fn(features, labels, mode, params=None):
     else:
         logits = build_seq2seq((features, labels), config, training=training)
     loss = smoothed_cross_entropy(logits, labels, config.label_smoothing)
+    if config.num_experts:  # the experts' load-balancing losses
+        loss = loss + auxiliary_loss(before)
     train_op = None
     if training:
         global_step = tf.train.get_or_create_global_step()
@@ -569,6 +628,9 @@ def parameter_count(config: TransformerConfig, vocab: Optional[int] = None) -> i
     d, f, v = config.hidden_size, config.filter_size, vocab or config.vocab_size
     attention = 4 * d * d                      # q, k, v, output; no biases
     ffn = d * f + f + f * d + d                # two dense layers with biases
+    if config.num_experts:                     # E experts of h units, plus w_gate, w_noise
+        e, h = config.num_experts, config.expert_filter_size or f
+        ffn = e * (d * h + h + h * d + d) + 2 * d * e
     norm = 2 * d                               # scale and bias
     embeddings = v * d * (1 if config.shared_embeddings
                           else (2 if config.decoder_only else 3))
@@ -589,3 +651,7 @@ register(ModelSpec(name="transformer_lm", family="transformer", kind="language_m
                    config=TRANSFORMER_LM, build=build_language_model,
                    input_shape=(TRANSFORMER_LM.max_length,),
                    num_classes=TRANSFORMER_LM.vocab_size))
+register(ModelSpec(name="transformer_moe_lm", family="transformer", kind="language_model",
+                   config=TRANSFORMER_MOE_LM, build=build_language_model,
+                   input_shape=(TRANSFORMER_MOE_LM.max_length,),
+                   num_classes=TRANSFORMER_MOE_LM.vocab_size))

@@ -3,6 +3,7 @@
 import numpy as np
 
 import tensorflux as tf
+from tensorflux._src.ops.array.sharding import sharding_constraint
 from tensorflux._src.ops.op_builder import apply_op
 from tests.ops.harness import Case
 
@@ -135,4 +136,8 @@ CASES = [
     Case("DiagPart", tf.diag_part, np.diag, [((3, 3),)], FI),
     Case("DiagPart", tf.diag_part, lambda x: np.einsum("ijij->ij", x), [((2, 3, 2, 3),)], F,
          name="DiagPart(rank 4)"),
+    # Outside a distribution strategy the sharding constraint is the identity (its layout
+    # on a device mesh is checked in tests/distribute/test_moe_sharding.py).
+    Case("_ShardingConstraint", lambda x: sharding_constraint(x, [0, -1]), lambda x: x,
+         [((4, 3),)], FI),
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import tensorflux as tf
+from tensorflux import distillation
 from tensorflux._src.cli import classifiers
 from tensorflux._src.cli.errors import UsageError
 
@@ -69,14 +70,27 @@ class ClassifierGraph:
             self.correct_count = tf.reduce_sum(correct)
             self.global_step = tf.train.get_or_create_global_step()
 
-    def add_training(self, optimizer, learning_rate, total_steps):
-        """The train op (with batch norm's UPDATE_OPS), a cosine schedule, summaries."""
+    def add_training(self, optimizer, learning_rate, total_steps, distill=None):
+        """The train op (with batch norm's UPDATE_OPS), a cosine schedule, summaries.
+
+        `distill` (temperature, soft_weight) trains on tensorflux.distillation's loss
+        against the `teacher_logits` placeholder (fed per batch) instead of the labels'
+        cross-entropy alone. It adds no variables: checkpoints stay the plain model's."""
         check_training(optimizer, learning_rate)
         with self.graph.as_default():
             opt, self.learning_rate = scheduled_optimizer(optimizer, learning_rate,
                                                           self.global_step, total_steps)
+            objective = self.loss
+            if distill is not None:
+                self.teacher_logits = tf.placeholder(tf.float32, self.logits.shape,
+                                                     name="teacher_logits")
+                temperature, soft_weight = distill
+                objective = distillation.distillation_loss(
+                    self.labels, self.logits, self.teacher_logits, temperature=temperature,
+                    soft_weight=soft_weight, loss_collection=None)
+                tf.summary.scalar("distillation_loss", objective)
             with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
-                self.train_op = opt.minimize(self.loss, global_step=self.global_step)
+                self.train_op = opt.minimize(objective, global_step=self.global_step)
             # The same tags as the validation summaries, so TensorBoard overlays the
             # training and eval runs in one chart per metric.
             tf.summary.scalar("loss", self.loss)

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import tensorflux as tf
-from tensorflux._src.cli import classifiers, data_source, report
+from tensorflux._src.cli import classifiers, data_source, report, teacher
 from tensorflux._src.cli.errors import UsageError
 from tensorflux._src.cli.model_graph import (
     ClassifierGraph, check_training, evaluate_splits, scalar_summary,
@@ -27,7 +27,9 @@ DEFAULTS = {"model": "auto", "dataset": "digits", "epochs": 25, "batch_size": 64
 # The tables have 100-500 training rows: smaller batches and more epochs give the
 # optimizer enough steps (measured: iris/wine/breast_cancer at 90/100/98% test accuracy).
 TABLE_DEFAULTS = {"epochs": 100, "batch_size": 16, "lr": 1e-2}
-FIXED_ON_RESUME = ("model", "dataset", "optimizer", "batch_size", "seed")
+FIXED_ON_RESUME = ("model", "dataset", "optimizer", "batch_size", "seed", "teacher")
+# Options of distillation (--teacher); stored in run.json only by a run that distills.
+DISTILL_OPTIONS = ("teacher", "temperature", "soft_weight")
 SUMMARY_EVERY_STEPS = 10
 
 
@@ -61,6 +63,19 @@ def resolve_options(given, stored):
         raise UsageError(f"--epochs must be at least 1, got {options['epochs']}")
     if options["batch_size"] < 1:
         raise UsageError(f"--batch-size must be at least 1, got {options['batch_size']}")
+    if options.get("teacher") is None:
+        for key in DISTILL_OPTIONS[1:]:
+            if options.get(key) is not None:
+                raise UsageError(f"--{key.replace('_', '-')} needs --teacher RUN_DIR")
+            options.pop(key, None)
+    else:
+        options.setdefault("temperature", None)
+        options.setdefault("soft_weight", None)
+        if options["temperature"] is None:
+            options["temperature"] = teacher.DEFAULT_TEMPERATURE
+        if options["soft_weight"] is None:
+            options["soft_weight"] = teacher.DEFAULT_SOFT_WEIGHT
+        teacher.check_options(options["temperature"], options["soft_weight"])
     return options
 
 
@@ -91,15 +106,23 @@ def prepare_run(given):
 def train(**given):
     """Runs the training job; returns the final results as a dict."""
     if any(given.get(k) is not None for k in PS_OPTIONS):
+        if any(given.get(k) is not None for k in DISTILL_OPTIONS):
+            raise UsageError("--teacher is not supported with parameter-server training "
+                             "(--workers); distill in one process")
         from tensorflux._src.cli import ps_train_job  # parameter-server training on Ray
         return ps_train_job.train(**given)
     run, stored, options, data = prepare_run(given)
+    soft_targets = None
+    if options.get("teacher") is not None:
+        soft_targets, teacher_model = teacher.teacher_logits(options["teacher"], data)
 
     steps_per_epoch = -(-len(data.train) // options["batch_size"])
     total_steps = steps_per_epoch * options["epochs"]
     net = ClassifierGraph(options["model"], data.input_shape, data.num_classes,
                           seed=options["seed"])
-    net.add_training(options["optimizer"], options["lr"], total_steps)
+    distill = None if soft_targets is None else (options["temperature"],
+                                                 options["soft_weight"])
+    net.add_training(options["optimizer"], options["lr"], total_steps, distill=distill)
     saver = net.saver()
     run.create()
     run.write_config(options)
@@ -110,6 +133,11 @@ def train(**given):
         f"({len(data.train):,} train / {len(data.validation):,} validation / "
         f"{len(data.test):,} test, input {'x'.join(map(str, data.input_shape))}, "
         f"{data.num_classes} classes) in {run.path}", soft_wrap=True)
+    if soft_targets is not None:
+        report.console.print(
+            f"Distilling from the teacher {teacher_model} in {options['teacher']} "
+            f"(temperature {options['temperature']:g}, soft weight "
+            f"{options['soft_weight']:g})", soft_wrap=True)
     with tf.Session(graph=net.graph) as sess:
         start_step = _restore_or_initialize(sess, net, saver, run)
         first_epoch = start_step // steps_per_epoch + 1
@@ -119,17 +147,19 @@ def train(**given):
                                  f"--epochs to train longer", soft_wrap=True)
         else:
             history = _train_epochs(sess, net, saver, data, options, run, first_epoch,
-                                    history, new_run=start_step == 0)
+                                    history, new_run=start_step == 0,
+                                    soft_targets=soft_targets)
         report.plot_curves(history, run.plot_path)
         return _final_report(sess, net, data, run, history)
 
 
-def _train_epochs(sess, net, saver, data, options, run, first_epoch, history, new_run):
+def _train_epochs(sess, net, saver, data, options, run, first_epoch, history, new_run,
+                  soft_targets=None):
     writer = tf.summary.FileWriter(run.path, net.graph if new_run else None)
     eval_writer = tf.summary.FileWriter(run.eval_path)
     try:
         for epoch in range(first_epoch, options["epochs"] + 1):
-            record = _train_epoch(sess, net, data, options, epoch, writer)
+            record = _train_epoch(sess, net, data, options, epoch, writer, soft_targets)
             record["val_loss"], record["val_accuracy"] = net.evaluate(sess, data.validation)
             eval_writer.add_summary(scalar_summary(loss=record["val_loss"],
                                                    accuracy=record["val_accuracy"]),
@@ -161,7 +191,10 @@ def _restore_or_initialize(sess, net, saver, run):
     return step
 
 
-def _train_epoch(sess, net, data, options, epoch, writer):
+def _train_epoch(sess, net, data, options, epoch, writer, soft_targets=None):
+    """One epoch; `soft_targets` (the teacher's logits per training row) feed
+    `net.teacher_logits` when distilling. The loss reported is the labels'
+    cross-entropy either way, so students and plain runs compare."""
     # Each epoch's order depends only on (seed, epoch), so a resumed run sees the
     # same batches the uninterrupted run would have.
     order = np.random.default_rng([options["seed"], epoch]).permutation(len(data.train))
@@ -174,6 +207,8 @@ def _train_epoch(sess, net, data, options, epoch, writer):
             batch = order[start:start + batch_size]
             feed = {net.inputs: data.train.x[batch], net.labels: data.train.y[batch],
                     net.training: True}
+            if soft_targets is not None:
+                feed[net.teacher_logits] = soft_targets[batch]
             fetches = [net.train_op, net.loss, net.accuracy]
             if i % SUMMARY_EVERY_STEPS == 0:
                 _, loss, accuracy, summary = sess.run(fetches + [net.summaries], feed)

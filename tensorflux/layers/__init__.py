@@ -29,3 +29,12 @@ from tensorflux._src.layers import base as _base  # noqa: E402
 experimental = _types.ModuleType("tensorflux.layers.experimental")
 experimental.keras_style_scope = _base.keras_style_scope
 experimental.set_keras_style = _base.set_keras_style
+
+
+def __getattr__(name):
+    # `tensorflux.layers.moe` (a tensorflux extension, not a tf.layers name of TF 1.15)
+    # is a submodule loaded on first use, so `import tensorflux` does not build it.
+    if name == "moe":
+        import importlib
+        return importlib.import_module("tensorflux.layers.moe")
+    raise AttributeError(f"module 'tensorflux.layers' has no attribute {name!r}")

@@ -1,0 +1,111 @@
+"""Knowledge distillation on the built-in digits: a LeNet student trained on a ResNet
+teacher's soft targets against the same LeNet trained on the labels alone.
+
+Runs `tensorflux train` (its job function, in this process): the teacher (--teacher-model,
+default resnet20) once, then for each seed the student twice with the same options,
+seed and epochs: plainly, and with `--teacher` (temperature --temperature, soft weight
+--soft-weight). Reports each run's test accuracy and test cross-entropy, the per-seed
+differences and their mean; writes benchmarks/results/distillation.json.
+
+    python benchmarks/distillation.py        # resnet20 teacher 40 epochs; 10 seeds x 15 epochs
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from tensorflux._src.cli import train_job
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def train(quiet, **options):
+    """train_job.train with its console output captured (unless --verbose)."""
+    if not quiet:
+        return train_job.train(**options)
+    with contextlib.redirect_stdout(io.StringIO()):
+        return train_job.train(**options)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--teacher-model", default="resnet20")
+    parser.add_argument("--teacher-epochs", type=int, default=40)
+    parser.add_argument("--teacher-dir", help="reuse this trained teacher run (e.g. from an "
+                                              "earlier --workdir) instead of training one")
+    parser.add_argument("--student-model", default="lenet")
+    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--temperature", type=float, default=2.0)
+    parser.add_argument("--soft-weight", type=float, default=0.5)
+    parser.add_argument("--workdir", help="where runs go (default: a temporary directory)")
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--out", default=os.path.join(RESULTS, "distillation.json"))
+    args = parser.parse_args()
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="tensorflux-distillation-")
+    quiet = not args.verbose
+    teacher_dir = args.teacher_dir or os.path.join(workdir, "teacher")
+    # An existing --teacher-dir run is only evaluated (its epochs are done).
+    teacher = train(quiet, model=args.teacher_model, epochs=args.teacher_epochs,
+                    logdir=teacher_dir, seed=0)
+    print(f"teacher {args.teacher_model}: test accuracy {teacher['test_accuracy']:.2%}, "
+          f"test loss {teacher['test_loss']:.4f}", flush=True)
+
+    rows = []
+    for seed in range(args.seeds):
+        common = {"model": args.student_model, "epochs": args.epochs, "seed": seed}
+        plain = train(quiet, logdir=os.path.join(workdir, f"plain-{seed}"), **common)
+        student = train(quiet, logdir=os.path.join(workdir, f"student-{seed}"),
+                        teacher=teacher_dir, temperature=args.temperature,
+                        soft_weight=args.soft_weight, **common)
+        row = {"seed": seed,
+               "hard_labels": {"test_accuracy": plain["test_accuracy"],
+                               "test_loss": plain["test_loss"]},
+               "distilled": {"test_accuracy": student["test_accuracy"],
+                             "test_loss": student["test_loss"]}}
+        rows.append(row)
+        print(f"seed {seed}: hard labels {plain['test_accuracy']:.2%} "
+              f"(loss {plain['test_loss']:.4f})   distilled {student['test_accuracy']:.2%} "
+              f"(loss {student['test_loss']:.4f})", flush=True)
+
+    gains = [r["distilled"]["test_accuracy"] - r["hard_labels"]["test_accuracy"]
+             for r in rows]
+    loss_changes = [r["distilled"]["test_loss"] - r["hard_labels"]["test_loss"] for r in rows]
+    summary = {
+        "mean_hard_labels_accuracy": statistics.mean(
+            r["hard_labels"]["test_accuracy"] for r in rows),
+        "mean_distilled_accuracy": statistics.mean(
+            r["distilled"]["test_accuracy"] for r in rows),
+        "mean_accuracy_gain": statistics.mean(gains),
+        "seeds_distilled_better": sum(g > 0 for g in gains),
+        "seeds_distilled_worse": sum(g < 0 for g in gains),
+        "mean_test_loss_change": statistics.mean(loss_changes),
+    }
+    results = {"args": vars(args), "teacher": teacher, "runs": rows, "summary": summary}
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=2)
+
+    print(f"\n{'seed':>4} {'hard labels':>12} {'distilled':>10} {'gain':>7}")
+    for r, gain in zip(rows, gains):
+        print(f"{r['seed']:>4} {r['hard_labels']['test_accuracy']:>12.2%} "
+              f"{r['distilled']['test_accuracy']:>10.2%} {gain:>+7.2%}")
+    print(f"mean {summary['mean_hard_labels_accuracy']:>12.2%} "
+          f"{summary['mean_distilled_accuracy']:>10.2%} {summary['mean_accuracy_gain']:>+7.2%}"
+          f"   (distilled better on {summary['seeds_distilled_better']}/{len(rows)} seeds; "
+          f"test cross-entropy {summary['mean_test_loss_change']:+.4f} with distillation)")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
