@@ -26,6 +26,8 @@ import numpy as np
 
 from tensorflux._src.eager import fast_path
 from tensorflux._src.eager.eager_tensor import EagerTensor
+from tensorflux._src.eager.structures import flatten as _flatten
+from tensorflux._src.eager.structures import pack as _pack
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.runtime.session import Session
@@ -72,28 +74,6 @@ class TraceGraph(_graph.Graph):
                     value, constant.constant(value.numpy(), dtype=value.dtype,
                                              name="captured"))
             return entry[1]
-
-
-def _flatten(x):
-    if isinstance(x, dict):
-        return [v for k in sorted(x) for v in _flatten(x[k])]
-    if isinstance(x, (list, tuple)):
-        return [v for e in x for v in _flatten(e)]
-    return [x]
-
-
-def _pack(structure, flat):
-    it = iter(flat)
-
-    def pack(s):
-        if isinstance(s, dict):
-            return {k: pack(s[k]) for k in sorted(s)}
-        if isinstance(s, (list, tuple)):
-            items = [pack(e) for e in s]
-            return type(s)(*items) if hasattr(s, "_fields") else type(s)(items)
-        return next(it)
-
-    return pack(structure)
 
 
 def _is_tensor_like(v):

@@ -18,6 +18,8 @@ from __future__ import annotations
 import threading
 
 from tensorflux._src.autodiff import gradients as _gradients
+from tensorflux._src.eager.structures import flatten as _flatten
+from tensorflux._src.eager.structures import pack as _pack
 from tensorflux._src.framework import graph as _graph
 from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.operation import Tensor
@@ -182,7 +184,7 @@ class GradientTape:
         if not self._persistent:
             self._used = True
             self._ops, self._tensors = [], {}
-        return _pack_like(sources, grads)
+        return _pack(sources, grads)
 
     def _graph_gradients(self, targets, sources, output_gradients, unconnected):
         graph = _graph.get_default_graph()
@@ -291,7 +293,7 @@ class GradientTape:
                 out.append(None)
                 continue
             out.append(array_ops.reshape(array_ops.stack([r[j] for r in rows]), shape))
-        return _pack_like(sources, out)
+        return _pack(sources, out)
 
 
 def _ref_source(t):
@@ -305,28 +307,6 @@ def _source_tensor(s):
     if hasattr(s, "_ref"):
         return _ref_source(s._ref())
     raise ValueError(f"Argument `sources` must be tensors or variables; got {s!r}")
-
-
-def _flatten(x):
-    if isinstance(x, dict):
-        return [v for k in sorted(x) for v in _flatten(x[k])]
-    if isinstance(x, (list, tuple)):
-        return [v for e in x for v in _flatten(e)]
-    return [x]
-
-
-def _pack_like(structure, flat):
-    flat = list(flat)
-
-    def pack(s):
-        if isinstance(s, dict):
-            return {k: pack(s[k]) for k in sorted(s)}
-        if isinstance(s, (list, tuple)):
-            items = [pack(e) for e in s]
-            return type(s)(items) if not hasattr(s, "_fields") else type(s)(*items)
-        return flat.pop(0)
-
-    return pack(structure)
 
 
 def recording():

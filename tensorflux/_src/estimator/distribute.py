@@ -25,19 +25,10 @@ class ReplicaBatchesDataset(Dataset):
     axis 0 (the first replica's rows first)."""
 
     def __init__(self, input_dataset, num_replicas):
+        shapes = [[None if dims[0] is None else dims[0] * num_replicas] + dims[1:]
+                  for dims in batch_major_dims(
+                      input_dataset, "An Estimator with a distribution strategy")]
         structure = input_dataset._structure
-        if not structure.all_dense:
-            raise TypeError(f"An Estimator with a distribution strategy needs an input_fn "
-                            f"of dense tensors (no SparseTensor or RaggedTensor); got "
-                            f"{structure.describe()}")
-        shapes = []
-        for spec in structure.specs:
-            dims = spec.shape.as_list() if spec.shape.ndims is not None else None
-            if not dims:
-                raise ValueError(f"An Estimator with a distribution strategy needs batched "
-                                 f"input (rank >= 1, the batch first) from input_fn; got "
-                                 f"shape {spec.shape} in {structure.describe()}")
-            shapes.append([None if dims[0] is None else dims[0] * num_replicas] + dims[1:])
         self._children = (input_dataset,)
         self._num_replicas = num_replicas
         self._structure = structure.with_shapes(shapes)
@@ -49,6 +40,25 @@ class ReplicaBatchesDataset(Dataset):
                 continue
             yield tuple(np.concatenate([element[c] for element in group], axis=0)
                         for c in range(len(group[0])))
+
+
+def batch_major_dims(input_dataset, who):
+    """Each component's static dims, after checking the input_fn's Dataset is what
+    `who` can split by rows: dense components of rank >= 1, the batch first."""
+    structure = input_dataset._structure
+    if not structure.all_dense:
+        raise TypeError(f"{who} needs an input_fn of dense tensors (no SparseTensor, "
+                        f"RaggedTensor or nested Dataset components); got "
+                        f"{structure.describe()}")
+    all_dims = []
+    for spec in structure.specs:
+        dims = spec.shape.as_list() if spec.shape.ndims is not None else None
+        if not dims:
+            raise ValueError(f"{who} needs batched input from input_fn (tensors of rank "
+                             f">= 1, the batch first); got shape {spec.shape} in "
+                             f"{structure.describe()}")
+        all_dims.append(dims)
+    return all_dims
 
 
 def check_strategy(strategy, name):

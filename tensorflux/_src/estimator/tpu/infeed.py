@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorflux._src.data.dataset_ops import Dataset, ElementError, groups_of
+from tensorflux._src.estimator.distribute import batch_major_dims
 from tensorflux._src.framework import errors
 
 
@@ -23,19 +24,8 @@ class InfeedDataset(Dataset):
 
     def __init__(self, input_dataset, steps_per_element, elements_per_step=1):
         structure = input_dataset._structure
-        if not structure.all_dense:
-            raise TypeError("TPUEstimator's input_fn must produce dense Tensors (no "
-                            "SparseTensor, RaggedTensor or nested Dataset components); "
-                            f"got {structure.describe()}")
-        shapes = []
-        for spec in structure.specs:
-            dims = spec.shape.as_list() if spec.shape.ndims is not None else None
-            if not dims:
-                raise ValueError(f"TPUEstimator's input_fn must produce batch-major "
-                                 f"tensors (rank >= 1, the batch first); got shape "
-                                 f"{spec.shape} in {structure.describe()}")
-            batch = dims[0] * elements_per_step if dims[0] is not None else None
-            shapes.append([batch, None] + dims[1:])
+        shapes = [[None if dims[0] is None else dims[0] * elements_per_step, None] + dims[1:]
+                  for dims in batch_major_dims(input_dataset, "TPUEstimator")]
         self._children = (input_dataset,)
         self._steps, self._per_step = steps_per_element, elements_per_step
         self._structure = structure.with_shapes(shapes)
