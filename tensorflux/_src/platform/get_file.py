@@ -59,7 +59,7 @@ def get_file(fname, origin, untar=False, md5_hash=None, file_hash=None,
         download = True
     if download:
         print("Downloading data from", origin)
-        _download(origin, fpath)
+        fetch_atomically(origin, fpath)
         if file_hash is not None and not validate_file(fpath, file_hash,
                                                        algorithm=hash_algorithm):
             os.remove(fpath)
@@ -75,7 +75,8 @@ def get_file(fname, origin, untar=False, md5_hash=None, file_hash=None,
     return fpath
 
 
-def _download(origin, fpath):
+def fetch_atomically(origin, fpath):
+    """Fetches `origin` into `fpath` atomically (a temp file renamed into place)."""
     error_msg = "URL fetch failure on {}: {} -- {}"
 
     def fetch(tmp_path):
