@@ -37,9 +37,8 @@ import time
 import numpy as np
 
 from tensorflux._src.framework import dtypes as _dtypes
-from tensorflux._src.framework import errors
+from tensorflux._src.framework import errors, protos
 from tensorflux._src.framework import graph as _graph
-from tensorflux._src.framework import protos
 from tensorflux._src.framework.behaviour import executing_eagerly
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
@@ -101,7 +100,7 @@ def _close_kernel(shared_name):
     return ()
 
 
-_STATEFUL = dict(stateful=True, not_differentiable=True)
+_STATEFUL = {"stateful": True, "not_differentiable": True}
 register(OpDef("CreateSummaryFileWriter",
                inputs=("logdir: string", "max_queue: int32", "flush_millis: int32",
                        "filename_suffix: string"), outputs=(),
@@ -155,7 +154,7 @@ def _audio_kernel(condition, step, tag, tensor, sample_rate, shared_name, max_ou
                                                              max_outputs))
 
 
-def _generic_kernel(condition, step, tag, tensor, summary_metadata, shared_name, T):  # noqa: N803
+def _generic_kernel(condition, step, tag, tensor, summary_metadata, shared_name, T):
     return _record(condition, shared_name, step,
                    lambda: summary_ops._tensor_summary_kernel(tag, tensor, summary_metadata,
                                                               T))
@@ -221,7 +220,7 @@ def record_summaries_every_n_global_steps(n, global_step=None):
     from tensorflux._src.train.optimizer import get_or_create_global_step
     if global_step is None:
         global_step = get_or_create_global_step()
-    should = lambda: math_ops.equal(global_step % n, 0)  # noqa: E731
+    should = lambda: math_ops.equal(global_step % n, 0)
     return _record_if(should if executing_eagerly() else should())
 
 
@@ -426,3 +425,15 @@ def generic(name, tensor, metadata=None, family=None, step=None):
         metadata = metadata.SerializeToString()
     return _write("WriteSummary", name, tensor, family, step, tensor=tensor,
                   summary_metadata=convert_to_tensor(metadata, _dtypes.string))
+
+
+def write_graph(writer, graph):
+    """Writes `graph` (a tf.Graph, or a GraphDef) to `writer`'s open event file at step 0
+    (what `tf.summary.initialize(graph=...)` does)."""
+    from tensorflux._src.io import graph_def as _graph_def
+    if isinstance(graph, _graph.Graph):
+        data = _graph_def.graph_def(graph, add_shapes=True).SerializeToString()
+    else:
+        data = graph.SerializeToString()
+    _writer(writer._shared_name).add_event(
+        protos.Event(graph_def=data, step=0, wall_time=time.time()))

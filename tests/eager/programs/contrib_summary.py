@@ -30,4 +30,8 @@ with writer.as_default():
             global_step.assign_add(1)
 print("file_before_flush_close", len(tf.gfile.ListDirectory(logdir)))
 writer.close()
-print("done 1")
+try:
+    summary.summary_writer_initializer_op()
+except RuntimeError as e:
+    print("init_op_error", e)
+print("all_summary_ops", summary.all_summary_ops())
