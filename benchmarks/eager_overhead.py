@@ -1,7 +1,11 @@
 """Eager execution overhead: per-op dispatch on small ops vs JAX op-by-op (and PyTorch
 eager when installed), and a defun'd MLP training step vs the graph-mode Session step.
 
-    python benchmarks/eager_overhead.py [--json out.json]
+    python benchmarks/eager_overhead.py [--json out.json] [--torch-python PATH]
+
+The PyTorch column comes from benchmarks/peers/torch_eager.py, run in a subprocess by
+the interpreter given as --torch-python (a venv with torch), or in this process when
+torch is importable here.
 
 Each eager measurement runs in this process after tf.enable_eager_execution(); the
 graph-mode step is built inside `with tf.Graph().as_default()`. Prints a table of
@@ -9,6 +13,9 @@ microseconds and ratios; never asserts."""
 
 import argparse
 import json
+import pathlib
+import subprocess
+import sys
 import time
 
 import jax
@@ -26,10 +33,25 @@ def per_call(fn, n):
     return (time.perf_counter() - t) / n
 
 
+def torch_timings(torch_python, n):
+    """PyTorch's timings from peers/torch_eager.py ({} when torch is not available)."""
+    script = pathlib.Path(__file__).resolve().parent / "peers" / "torch_eager.py"
+    if torch_python is None:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            return {}
+        torch_python = sys.executable
+    proc = subprocess.run([torch_python, str(script), "--n", str(n)], capture_output=True,
+                          text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json")
     parser.add_argument("--n", type=int, default=2000)
+    parser.add_argument("--torch-python", help="an interpreter that can import torch")
     args = parser.parse_args()
     tf.enable_eager_execution()
     rows = {}
@@ -48,23 +70,19 @@ def main():
                           None)
     rows["relu 4x4"] = (per_call(lambda: tf.nn.relu(a)._value.block_until_ready(), args.n),
                         per_call(lambda: jax.nn.relu(ja).block_until_ready(), args.n), None)
-    try:
-        import torch
-        ta = torch.ones(4, 4)
-        torch_rows = {"add 4x4": per_call(lambda: torch.add(ta, ta), args.n),
-                      "matmul 4x4": per_call(lambda: torch.matmul(ta, ta), args.n),
-                      "relu 4x4": per_call(lambda: torch.relu(ta), args.n)}
-    except ImportError:
-        torch_rows = {}
+    torch_result = torch_timings(args.torch_python, args.n)
+    torch_rows = torch_result.get("ops_us", {})
     print(f"{'op':<12}{'tensorflux eager us':>22}{'jax op-by-op us':>18}{'jax jit us':>12}"
           f"{'torch us':>10}")
     for name, (ours, jx, jit) in rows.items():
-        torch_us = torch_rows.get(name)
+        torch_us = torch_rows.get(name, float("nan")) / 1e6
         print(f"{name:<12}{ours * 1e6:>22.1f}{jx * 1e6:>18.1f}"
               f"{(jit or float('nan')) * 1e6:>12.1f}"
-              f"{(torch_us or float('nan')) * 1e6:>10.1f}")
+              f"{torch_us * 1e6:>10.1f}")
     if not torch_rows:
-        print("(PyTorch is not installed: no torch column)")
+        print("(PyTorch not available: pass --torch-python PATH for the torch column)")
+    else:
+        print(f"(torch {torch_result['torch_version']}, {torch_result['threads']} threads)")
 
     # -- an MLP training step: defun'd eager step vs graph-mode Session step ----------
     rng = np.random.RandomState(0)
@@ -103,12 +121,13 @@ def main():
             graph_ms = per_call(lambda: sess.run(train, {xp: x, yp: y}), steps) * 1e3
     print(f"\nMLP 784-256-10 Adam step, batch 128 (ms): eager {eager_ms:.2f}, "
           f"defun {defun_ms:.2f}, graph Session {graph_ms:.2f}; defun/graph "
-          f"{defun_ms / graph_ms:.2f}x")
+          f"{defun_ms / graph_ms:.2f}x"
+          + (f"; PyTorch eager {torch_result['mlp_ms']:.2f}" if torch_result else ""))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"ops_us": {k: [v * 1e6 if v else None for v in vals]
                                   for k, vals in rows.items()},
-                       "torch_us": {k: v * 1e6 for k, v in torch_rows.items()},
+                       "torch": torch_result,
                        "mlp_ms": {"eager": eager_ms, "defun": defun_ms, "graph": graph_ms}},
                       f, indent=1)
 

@@ -3,14 +3,14 @@
     from tensorflux.contrib import layers     # or tf.contrib.layers.conv2d(...)
 
 Submodules load on first use (`tf.contrib.eager`, `framework`, `layers`, `lookup`,
-`rnn`, `seq2seq`, `slim`, `tpu`, `training`); other contrib modules are not provided and raise
+`rnn`, `seq2seq`, `slim`, `summary`, `tpu`, `training`); other contrib modules are not provided and raise
 AttributeError saying so.
 """
 
 import importlib
 
-_SUBMODULES = ("eager", "framework", "layers", "lookup", "rnn", "seq2seq", "slim", "tpu",
-               "training")
+_SUBMODULES = ("eager", "framework", "layers", "lookup", "rnn", "seq2seq", "slim", "summary",
+               "tpu", "training")
 
 
 def __getattr__(name):

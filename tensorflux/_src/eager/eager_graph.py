@@ -82,16 +82,24 @@ class EagerGraph(_graph.Graph):
     def _control_inputs_for(self, input_ops):
         return []
 
+    # TF1 eager keeps one collection: the global step (ResourceVariable adds itself to
+    # GLOBAL_STEP even when executing eagerly), so get_or_create_global_step finds it.
+    _KEPT_COLLECTIONS = ("global_step",)
+
     def add_to_collection(self, name, value):
-        pass
+        if name in self._KEPT_COLLECTIONS:
+            self.__dict__.setdefault("_kept", {}).setdefault(name, []).append(value)
 
     def add_to_collections(self, names, value):
-        pass
+        for name in [names] if isinstance(names, str) else names:
+            self.add_to_collection(name, value)
 
     def get_collection(self, name, scope=None):
-        return []
+        return list(self.__dict__.get("_kept", {}).get(name, ()))
 
     def get_collection_ref(self, name):
+        if name in self._KEPT_COLLECTIONS:
+            return self.__dict__.setdefault("_kept", {}).setdefault(name, [])
         return []
 
     def finalize(self):

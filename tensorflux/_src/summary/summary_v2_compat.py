@@ -1,9 +1,8 @@
 """The TF1 `tf.summary` names that concern TF2-style summaries and old tensor summaries:
 `all_v2_summary_ops`, `initialize`, `get_summary_description`.
 
-tensorflux has TF1's summary ops only (no `tf.contrib.summary` writers), so, as in a TF1
-graph without such a writer: `all_v2_summary_ops()` is the (empty) `_SUMMARY_V2`
-collection, and `initialize()` raises TF's RuntimeError that no default writer exists.
+`all_v2_summary_ops()` is the `_SUMMARY_V2` collection that `tf.contrib.summary`'s
+ops join (contrib_summary.py); `initialize()` runs its writers' init ops.
 """
 
 from __future__ import annotations
@@ -24,9 +23,24 @@ def all_v2_summary_ops():
 
 
 def initialize(graph=None, session=None):
-    """Initializes the default V2 summary writer for graph mode (TF1.15's
-    `tf.summary.initialize`); there is none here."""
-    raise RuntimeError("No default tf.contrib.summary.SummaryWriter found")
+    """Runs the summary writers' init ops in `session` (default: the default Session)
+    and writes `graph`, if given, at step 0 (TF1.15's `tf.summary.initialize`); a no-op
+    when executing eagerly."""
+    from tensorflux._src.framework.behaviour import executing_eagerly
+    from tensorflux._src.summary import contrib_summary
+    if executing_eagerly():
+        return
+    writer = contrib_summary._state.writer
+    if writer is None:
+        raise RuntimeError("No default tf.contrib.summary.SummaryWriter found")
+    if session is None:
+        from tensorflux._src.framework.default_session import get_default_session
+        session = get_default_session()
+        if session is None:
+            raise ValueError("session must be passed if no default session exists")
+    session.run(contrib_summary.summary_writer_initializer_op())
+    if graph is not None:
+        contrib_summary.write_graph(writer, graph)
 
 
 def get_summary_description(node_def):

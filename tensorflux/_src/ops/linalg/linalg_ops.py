@@ -15,8 +15,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.eager.eager_tensor import EagerTensor
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.behaviour import executing_eagerly
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
@@ -27,7 +29,7 @@ from tensorflux._src.ops.math.grad_helpers import _broadcast_gradient_args, unbr
 from tensorflux._src.ops.math.reduce_ops import reduce_prod, reduce_sum
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import shape_arg
-from tensorflux._src.ops.registry import OpDef, REQUIRED, register
+from tensorflux._src.ops.registry import REQUIRED, OpDef, register
 from tensorflux._src.ops.shape_fns import broadcast, static_value
 
 _d = _dtypes
@@ -150,6 +152,13 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     XLA does not need and are ignored.
     """
     del a_is_sparse, b_is_sparse  # a sparse kernel choice in TF; XLA picks its own
+    if (type(a) is EagerTensor and type(b) is EagerTensor and not (adjoint_a or adjoint_b)
+            and a._shape.ndims == 2 and b._shape.ndims == 2 and executing_eagerly()):
+        # Eagerly, two rank-2 eager tensors: no name scope (eager names are not kept) and
+        # nothing to convert, so straight to MatMul, which its fast path may run at once
+        # (TF's eager wrappers skip the same work).
+        return apply_op("MatMul", name=name, a=a, b=b, transpose_a=transpose_a,
+                        transpose_b=transpose_b)
     with _graph.name_scope(name, "MatMul", [a, b]) as scope:
         if transpose_a and adjoint_a:
             raise ValueError("Only one of transpose_a and adjoint_a can be True.")
