@@ -20,6 +20,7 @@ import enum
 
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
+from tensorflux._src.framework.behaviour import executing_eagerly
 from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.operation import Operation, Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
@@ -159,6 +160,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
               unconnected_gradients=UnconnectedGradients.NONE):
     """d(sum(ys))/d(x) for each x in xs; for an x that ys do not depend on, None or (with
     `unconnected_gradients=tf.UnconnectedGradients.ZERO` or "zero") zeros shaped like x."""
+    if executing_eagerly():
+        raise RuntimeError("tf.gradients is not supported when eager execution is enabled. "
+                           "Use tf.GradientTape instead.")
     try:
         unconnected_gradients = UnconnectedGradients(unconnected_gradients)
     except ValueError:
