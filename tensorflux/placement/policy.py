@@ -39,7 +39,7 @@ class PolicyConfig:
 
 class _PolicyGraph:
     def __init__(self, features, devices, config):
-        n, f = features.shape
+        n = features.shape[0]
         g, m, h = config.groups, config.samples, config.hidden
         self.graph = tf.Graph()
         with self.graph.as_default():

@@ -109,8 +109,8 @@ def stage_split(op_graph, devices):
 
 
 def _is_training_op(name):
-    return name.startswith("gradients") or "/update_" in name or name.startswith(
-        ("Momentum", "GradientDescent"))
+    return "/update_" in name or name.startswith(("gradients", "Momentum",
+                                                   "GradientDescent"))
 
 
 MODELS = {"lstm4": lstm4, "resnet20": resnet20}
