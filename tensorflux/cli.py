@@ -8,6 +8,7 @@
     tensorflux eval --logdir runs/lenet-digits
     tensorflux bench --model resnet50 --batch-sizes 8,16 --image-size 64 --compare
     tensorflux export --logdir runs/lenet-digits --export_dir exports/digits
+    tensorflux place --model lstm4 --devices 4 --measure
     tensorflux serve --model_name digits --model_base_path exports/digits --port 8501
 
 Mistakes (bad options, missing files, a run directory of another model) are reported as
@@ -164,6 +165,23 @@ def _parser():
     serve.add_argument("--host", help="address to listen on (default: 0.0.0.0)")
     serve.add_argument("--max_request_bytes", type=int,
                        help="largest request body accepted (default: 64 MiB)")
+    place = commands.add_parser(
+        "place", help="place a model's training step over devices (learned and baselines)",
+        description="Search an op-to-device placement of a model's training step with a "
+                    "REINFORCE-trained grouper + placer against a cost model of simulated "
+                    "devices; print the predicted step time of it and of the baselines "
+                    "(single device, default placer, greedy, hand), and draw the graph "
+                    "coloured by device and the learning curve under --output.")
+    place.add_argument("--model", help="lstm4 (4-layer LSTM LM) or resnet20 (default: lstm4)")
+    place.add_argument("--devices", type=int, help="simulated devices (default: 4)")
+    place.add_argument("--updates", type=int, help="policy updates (default: 150)")
+    place.add_argument("--groups", type=int, help="the grouper's groups (default: 16)")
+    place.add_argument("--seed", type=int, help="policy seed (default: 0)")
+    place.add_argument("--measure", action="store_true", default=None,
+                       help="also time each placement on as many forced host CPU devices "
+                            "(a subprocess with XLA_FLAGS)")
+    place.add_argument("--output", help="where placement.png, learning_curve.png and "
+                                        "placement.json go (default: runs/place-<model>)")
     return parser
 
 
@@ -200,6 +218,9 @@ def main(argv=None):
         elif args.command == "bench":
             from tensorflux._src.cli import bench_job
             bench_job.bench(**options)
+        elif args.command == "place":
+            from tensorflux._src.cli import place_job
+            place_job.place(**options)
         elif args.command == "serve":
             from tensorflux._src.cli import serve_job
             serve_job.serve(**options)

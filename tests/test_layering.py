@@ -233,7 +233,8 @@ PUBLIC_API_IMPORTERS = {
     # eval, bench, export) through the public API and the public model zoo (tensorflux.models,
     # tensorflux.datasets), which live above _src.
     "cli.bench_job", "cli.bench_step", "cli.classifiers", "cli.data_source",
-    "cli.eval_job", "cli.export_job", "cli.model_graph", "cli.ps_train_job", "cli.serve_job",
+    "cli.eval_job", "cli.export_job", "cli.model_graph", "cli.place_job", "cli.place_measure",
+    "cli.placement_models", "cli.ps_train_job", "cli.serve_job",
     "cli.teacher", "cli.train_job",
     # Not yet fixed (deferred imports inside functions): tf.layers reach tensorflux.nn
     # because the nn namespace gathers families defined in several _src modules.

@@ -1,0 +1,73 @@
+"""`tensorflux place`: place a model's training step over devices with each method,
+print the predicted (cost model) and, with --measure, measured step times, and draw the
+graph coloured by device and the policy's learning curve."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+from tensorflux import placement
+from tensorflux._src.cli import placement_models
+from tensorflux._src.cli.errors import UsageError
+from tensorflux._src.placement import draw
+
+
+def run_measure(model, assignments, names, devices, warmup=2, steps=5, timeout=900):
+    """{method: measured median step seconds} on `devices` forced host CPU devices."""
+    job = {"model": model, "warmup": warmup, "steps": steps,
+           "placements": {m: {n: int(d) for n, d in zip(names, a)}
+                          for m, a in assignments.items()}}
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    proc = subprocess.run([sys.executable, "-m", "tensorflux._src.cli.place_measure"],
+                          input=json.dumps(job), env=env, capture_output=True, text=True, check=False,
+                          timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"measuring placements failed: {proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def place(model=None, devices=None, updates=None, groups=None, measure=None, output=None,
+          seed=None):
+    model = model or "lstm4"
+    devices = 4 if devices is None else devices
+    if devices < 1:
+        raise UsageError(f"--devices: expected a positive number of devices, got {devices}")
+    built = placement_models.build(model)
+    config = placement.PolicyConfig(updates=updates or 150, groups=groups or 16,
+                                    seed=seed or 0)
+    best, report = placement.place(built.graph, built.fetches, devices, hand=built.hand,
+                                   config=config)
+    out = pathlib.Path(output or f"runs/place-{model}")
+    out.mkdir(parents=True, exist_ok=True)
+    measured = {}
+    if measure:
+        measured = run_measure(model, report.assignments, report.op_graph.names, devices)
+    print(f"{model}: {report.op_graph.size} ops over {devices} simulated devices")
+    lines = report.table().splitlines()
+    print(lines[0] + ("   measured step (ms)" if measured else ""))
+    for line, method in zip(lines[1:], report.results):
+        extra = f"   {measured[method] * 1e3:.3f}" if method in measured else ""
+        print(line + extra)
+    names = [d.name for d in report.devices]
+    shown = "learned" if "learned" in report.assignments else min(
+        report.results, key=report.step_time)
+    draw.graph_png(report.op_graph, report.assignments[shown], names,
+                   out / "placement.png", f"{model}: {shown} placement")
+    if report.curve:
+        draw.curve_png(report.curve, out / "learning_curve.png", f"{model}: REINFORCE",
+                       {m: report.step_time(m) for m in report.results if m != "learned"
+                        and report.results[m].valid})
+    summary = {"model": model, "devices": names, "ops": report.op_graph.size,
+               "predicted": {m: r.step_time for m, r in report.results.items()},
+               "measured": measured, "curve": report.curve,
+               "placement": {m: placement.to_names(report.op_graph, a, report.devices)
+                             for m, a in report.assignments.items()}}
+    (out / "placement.json").write_text(json.dumps(summary, indent=1))
+    print(f"wrote {out / 'placement.png'}, {out / 'learning_curve.png'} and "
+          f"{out / 'placement.json'}")
+    return summary, best
