@@ -235,6 +235,9 @@ PUBLIC_API_IMPORTERS = {
     "cli.bench_job", "cli.bench_step", "cli.classifiers", "cli.data_source",
     "cli.eval_job", "cli.export_job", "cli.model_graph", "cli.ps_train_job", "cli.serve_job",
     "cli.teacher", "cli.train_job",
+    # The playground, like the CLI's jobs, builds a user-facing TF1 network (and exports
+    # it as a SavedModel) through the public API.
+    "playground.network",
     # Not yet fixed (deferred imports inside functions): tf.layers reach tensorflux.nn
     # because the nn namespace gathers families defined in several _src modules.
     "layers.convolutional", "layers.core", "layers.losses_impl", "layers.normalization",
