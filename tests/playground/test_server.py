@@ -61,16 +61,19 @@ def test_config_step_state_and_weight_edit(tmp_path):
             assert state["epoch"] == 0 and state["nodes"] == ["x", "y", "h0_0", "h0_1",
                                                               "output"]
             maps = np.frombuffer(base64.b64decode(state["maps"]), np.uint8).reshape(5, -1)
-            assert maps.shape[1] == state["grid"] ** 2
-            # the X1 feature map: column 0 is x1 = -6 -> byte 0, the last column 255
-            assert maps[0, 0] == 0 and maps[0, state["grid"] - 1] == 255
+            assert maps.shape[1] == state["nodeGrid"] ** 2 == 25 ** 2
+            # the X1 feature map: column 0 is x1 = -6 -> byte 0; X2 row 0 is x2 = +6
+            assert maps[0, 0] == 0 and maps[1, 0] == 255 and maps[1, -1] == 0
+            output = np.frombuffer(base64.b64decode(state["output"]), np.uint8)
+            assert output.shape == (state["grid"] ** 2,)
+            np.testing.assert_array_equal(maps[-1], output.reshape(50, 50)[::2, ::2].ravel())
             # the output map is the NumPy network of the streamed weights
             params = [(np.array(w), np.array(b)) for w, b in zip(state["weights"],
                                                                  state["biases"])]
             from tensorflux._src.playground import network
             out = numpy_net.forward(network.grid_points(), ["x", "y"], params, "tanh",
                                     "classification")[-1][:, 0]
-            np.testing.assert_allclose(maps[-1], np.round((np.clip(out, -1, 1) + 1) * 127.5),
+            np.testing.assert_allclose(output, np.round((np.clip(out, -1, 1) + 1) * 127.5),
                                        atol=1)
             await ws.send_str('{"type": "step"}')
             stepped = await _receive(ws, "state")

@@ -30,6 +30,8 @@ from tensorflux._src.playground import config as config_lib
 from tensorflux._src.playground import datasets
 
 GRID = 50          # heatmap resolution (GRID x GRID points over [-6, 6]²)
+NODE_GRID = 25     # the small per-node heatmaps: every other grid point (the original
+                   # draws them at a tenth of the output's resolution)
 DOMAIN = 6.0
 ACTIVATIONS = {"relu": tf.nn.relu, "tanh": tf.nn.tanh, "sigmoid": tf.nn.sigmoid,
                "linear": tf.identity}
@@ -255,6 +257,13 @@ def _shape(tensor):
     except ValueError:
         return ""
     return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def node_maps(maps):
+    """[nodes, NODE_GRID²]: every other row and column of [nodes, GRID²] heatmaps."""
+    step = GRID // NODE_GRID
+    grid = maps.reshape(len(maps), GRID, GRID)[:, ::step, ::step]
+    return grid.reshape(len(maps), -1)
 
 
 def encode_maps(maps):

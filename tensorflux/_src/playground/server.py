@@ -17,7 +17,10 @@ page -> server
                                         "program": path, "points": [...], "predictions": [...]}
 server -> page
     {"type": "state", "frame", "epoch", "trainLoss", "testLoss", "weights", "biases",
-     "grid", "nodes", "maps"}   maps: base64 uint8 [len(nodes), grid * grid], 0 = -1, 255 = +1
+     "grid", "nodeGrid", "nodes", "maps", "output"}
+        output: the output's heatmap, base64 uint8 [grid * grid] (0 = -1, 255 = +1, rows
+        from x2 = +6 down); maps: every node's (features, hidden, output) at the coarser
+        nodeGrid, base64 uint8 [len(nodes), nodeGrid * nodeGrid]
     {"type": "error", "message": "..."}  a bad message; the connection stays open
 
 Session work (building, training, fetching, exporting) runs in a small thread pool shared
@@ -170,8 +173,10 @@ class Tab:
                    "trainLoss": state["trainLoss"], "testLoss": state["testLoss"],
                    "weights": [w.round(5).tolist() for w, _ in state["params"]],
                    "biases": [b.round(5).tolist() for _, b in state["params"]],
-                   "grid": network_lib.GRID, "nodes": _node_ids(net),
-                   "maps": network_lib.encode_maps(state["maps"])}
+                   "grid": network_lib.GRID, "nodeGrid": network_lib.NODE_GRID,
+                   "nodes": _node_ids(net),
+                   "maps": network_lib.encode_maps(network_lib.node_maps(state["maps"])),
+                   "output": network_lib.encode_maps(state["maps"][-1:])}
         return await self.send(message)
 
     async def play(self):
@@ -254,6 +259,12 @@ def make_app(export_root="playground-exports", threads=2):
     app.router.add_get("/", _index)
     app.router.add_get("/ws", _websocket)
     app.router.add_static("/static/", STATIC)
+
+    async def _close_tabs(app):  # open websockets would hold the shutdown up
+        for tab in list(app[TABS]):
+            tab.playing = False
+            await tab.ws.close(code=1001, message=b"server shutdown")
+    app.on_shutdown.append(_close_tabs)
 
     async def _cleanup(app):
         app[EXECUTOR].shutdown(wait=False)
