@@ -220,3 +220,17 @@ def test_graph_view_lists_the_sessions_ops_and_many_tabs(browser, playground):
     fresh = _open(browser, playground)
     assert fresh.evaluate("window.playground.lastState.epoch") == 0
     fresh.close()
+
+
+def test_hover_shows_a_weight_and_click_edits_it(browser, playground):
+    page = _open(browser, playground + "#networkShape=3")
+    link = page.locator("#links path").nth(4)
+    l, i, j = (int(link.get_attribute(f"data-{k}")) for k in "lij")
+    weight = page.evaluate(f"window.playground.lastState.weights[{l}][{i}][{j}]")
+    link.hover(force=True)
+    assert page.text_content("#hoverCard") == f"Weight is {weight:.3f} (click to change)"
+    page.once("dialog", lambda dialog: dialog.accept("1.5"))
+    link.click(force=True)
+    page.wait_for_function(f"window.playground.lastState.weights[{l}][{i}][{j}] === 1.5")
+    assert link.get_attribute("stroke-width") == "3.00"  # |w| * 2
+    page.close()

@@ -33,11 +33,21 @@ def test_impossible_values_fall_back_with_notes():
     assert cfg["x"] is True
     text = "\n".join(notes)
     assert "networkShape: got '9,3,0', expected layer sizes from 1 to 8; using 4,2" in text
-    assert "learningRate: got 'banana'" in text and "using 0.03" in text
+    assert ("learningRate: got 'banana', expected one of 1e-05, 0.0001, 0.001, 0.003, 0.01, "
+            "0.03, 0.1, 0.3, 1, 3, 10; using 0.03") in text
     assert "noise: got '7', expected an integer from 0 to 50 in steps of 5" in text
     assert "dataset: got 'moons', expected one of circle, xor, gauss, spiral" in text
     assert "ignored unknown setting 'bogus'" in text
     assert len(notes) == 7
+
+
+def test_non_numbers_and_infinities_are_notes_not_crashes():
+    cfg, notes = config.validate({"noise": "abc", "seed": "inf", "batchSize": "nan",
+                                  "networkShape": "2,,x", "percTrainData": ["50"]})
+    assert cfg["noise"] == 0 and cfg["seed"] == 1 and cfg["batchSize"] == 10
+    assert cfg["networkShape"] == [4, 2] and cfg["percTrainData"] == 50
+    assert len(notes) == 5 and all("expected" in n for n in notes), notes
+    assert "noise: got 'abc', expected a number; using 0" in notes
 
 
 def test_too_many_layers_and_no_features():

@@ -8,6 +8,8 @@ what is allowed), so a hand-edited link still opens a working playground.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tensorflux._src.playground import datasets
 
 FEATURES = ("x", "y", "xSquared", "ySquared", "xTimesY", "sinX", "sinY")
@@ -31,6 +33,13 @@ DEFAULTS = {
 }
 
 
+def _float(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise ValueError("a number") from None
+
+
 def _choice(options):
     def parse(text):
         value = str(text)
@@ -42,8 +51,13 @@ def _choice(options):
 
 def _number_in(options):
     def parse(text):
-        value = float(text)
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            value = None
         for option in options:
+            if value is None:
+                break
             if abs(value - option) <= 1e-9 * max(1.0, abs(option)):
                 return option
         raise ValueError(f"one of {', '.join(f'{o:g}' for o in options)}")
@@ -52,8 +66,8 @@ def _number_in(options):
 
 def _int_range(low, high, step=1):
     def parse(text):
-        value = float(text)
-        if value != int(value) or not low <= value <= high or (int(value) - low) % step:
+        value = _float(text)
+        if not np.isfinite(value) or value != int(value) or not low <= value <= high or (int(value) - low) % step:
             raise ValueError(f"an integer from {low} to {high}"
                              + (f" in steps of {step}" if step > 1 else ""))
         return int(value)
@@ -77,16 +91,16 @@ def _shape(text):
         raise ValueError(f"at most {MAX_LAYERS} comma-separated layer sizes")
     sizes = []
     for item in items:
-        value = float(item)
-        if value != int(value) or not 1 <= value <= MAX_NEURONS:
+        value = _float(item) if item.strip() else float("nan")
+        if not np.isfinite(value) or value != int(value) or not 1 <= value <= MAX_NEURONS:
             raise ValueError(f"layer sizes from 1 to {MAX_NEURONS}")
         sizes.append(int(value))
     return sizes
 
 
 def _seed(text):
-    value = float(text)
-    if value != int(value) or not 0 <= value < 2 ** 31:
+    value = _float(text)
+    if not np.isfinite(value) or value != int(value) or not 0 <= value < 2 ** 31:
         raise ValueError("an integer from 0 to 2147483647")
     return int(value)
 
@@ -117,7 +131,7 @@ def validate(raw):
             continue
         try:
             config[name] = parser(text)
-        except (ValueError, TypeError, OverflowError) as exc:
+        except ValueError as exc:
             notes.append(f"{name}: got {str(text)[:40]!r}, expected {exc}; "
                          f"using {_show(DEFAULTS[name])}")
     if not any(config[f] for f in FEATURES):

@@ -3,13 +3,16 @@
 The graph (TF1 names, as the "graph" view shows them):
 
     points            the data (train, then test) and the heatmap grid, one constant
-    features/...      X1, X2, X1², X2², X1·X2, sin(X1), sin(X2) of any [n, 2] input
     layer<i>/weights  [fan_in, fan_out] and layer<i>/biases: hidden layers and the output
+    inputs -> predict/... -> predictions   the exported signature ([n, 2] -> [n, 1]);
+                      each forward pass starts with features/... (X1, X2, X1², X2², X1·X2,
+                      sin(X1), sin(X2) of its [n, 2] input)
     epoch             a while_loop of minibatch SGD steps over the fed shuffle `order`
                       ([batches, batch size] indices into the training points), with the
                       fed `learning_rate` and `regularization_rate` (changing either keeps
                       the network, as in the original)
-    train_loss, test_loss, heatmaps   one forward pass over the constant points
+    evaluate/..., metrics/train_loss, metrics/test_loss, heatmaps   one forward pass
+                      over the constant points
 
 An update (one frame of the page) runs `epoch` once, then fetches the losses, every
 node's output on the heatmap grid and the weights in one Session.run. The loss is the
@@ -85,7 +88,9 @@ class Network:
                 b = tf.Variable(tf.zeros([fan_out]), name="biases")
             self.params.append((w, b))
         self.inputs = tf.placeholder(tf.float32, [None, 2], name="inputs")
-        self.predictions = tf.identity(self.forward(self.inputs)[-1], name="predictions")
+        with tf.name_scope("predict"):
+            output = self.forward(self.inputs)[-1]
+        self.predictions = tf.identity(output, name="predictions")
 
         n_train, n_test = len(self.train_y), len(self.test_y)
         grid = grid_points()
@@ -114,7 +119,8 @@ class Network:
             batches = tf.shape(self.order)[0]
             self.train_epoch = tf.while_loop(lambda i: i < batches, step, [tf.constant(0)])
 
-        nodes = self.forward(points)
+        with tf.name_scope("evaluate"):
+            nodes = self.forward(points)
         output = nodes[-1]
         with tf.name_scope("metrics"):
             self.train_loss = tf.reduce_mean(
@@ -123,8 +129,9 @@ class Network:
                 0.5 * tf.square(output[n_train:n_train + n_test] - labels[n_train:]),
                 name="test_loss") if n_test else tf.constant(0.0, name="test_loss"))
         start = n_train + n_test
-        self.heatmaps = tf.transpose(tf.concat([n[start:] for n in nodes], axis=1),
-                                     name="heatmaps")
+        with tf.name_scope("evaluate"):
+            grid_nodes = tf.concat([n[start:] for n in nodes], axis=1)
+        self.heatmaps = tf.transpose(grid_nodes, name="heatmaps")
         self._loads = {}
         with tf.name_scope("load"):
             for v in variables:
