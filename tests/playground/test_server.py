@@ -171,3 +171,27 @@ def test_survives_a_tab_closing_mid_step_and_many_tabs(tmp_path):
         finally:
             await client.close()
     _run(go())
+
+
+def test_a_burst_of_configs_builds_the_last_and_later_messages_use_it(tmp_path):
+    async def go():
+        client = await _client(tmp_path)
+        try:
+            ws = await client.ws_connect("/ws")
+            for width in range(1, 7):
+                await ws.send_str(orjson.dumps({"type": "config", "config": {
+                    "networkShape": f"{width},{width}"}}).decode())
+            await ws.send_str('{"type": "step"}')
+            datas, states = 0, []
+            while not states or states[-1]["epoch"] != 1:
+                message = orjson.loads((await ws.receive(timeout=60)).data)
+                datas += message["type"] == "data"
+                if message["type"] == "state":
+                    states.append(message)
+            assert states[-1]["nodes"][-7:] == ["h1_0", "h1_1", "h1_2", "h1_3", "h1_4",
+                                                "h1_5", "output"]
+            assert datas < 6 and len(states) == datas + 1
+            await ws.close()
+        finally:
+            await client.close()
+    _run(go())

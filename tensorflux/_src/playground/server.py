@@ -6,7 +6,8 @@
 page -> server
     {"type": "config", "config": {setting: string, ...}}   the URL state; answered with
         {"type": "config", "config": validated, "notes": [...], "query": "..."}, then (when
-        the network or data changed) {"type": "data", ...} and a "state"
+        the network or data changed) {"type": "data", ...} and a "state"; in a burst of
+        such configs only the last is built (older queued builds are skipped)
     {"type": "play"} / {"type": "pause"} / {"type": "step"} / {"type": "reset"}
     {"type": "ack", "frame": n}         the page drew frame n (while playing, the server
                                         sends frame n + 1 only after this, or 2 s later)
@@ -65,6 +66,8 @@ class Tab:
         self.play_task = None
         self.frame = 0
         self.acked = 0
+        self.generation = 0     # of the latest configuration needing a new network
+        self.rebuilding = None  # the task building it
 
     async def run_job(self, fn, *args):
         async with self.lock:
@@ -86,9 +89,13 @@ class Tab:
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "config":
             await self.configure(message.get("config"))
-        elif kind == "ack":
+            return
+        if kind == "ack":
             self.acked = max(self.acked, int(message.get("frame", 0)))
-        elif self.net is None:
+            return
+        if self.rebuilding is not None:
+            await self.rebuilding  # what follows a config acts on its network
+        if self.net is None:
             raise ValueError(f"send a config message before {kind!r}")
         elif kind == "play":
             self.playing = True
@@ -122,14 +129,28 @@ class Tab:
         await self.send({"type": "config", "config": cfg, "notes": notes,
                          "query": config_lib.to_query(cfg)})
         if rebuild:
+            # Built in the background, so that a burst of changes (a user clicking "+"
+            # five times) builds only the last: queued builds of older configs skip.
             self.playing = False
-            state = await self.run_job(self.rebuild, cfg)
+            self.generation += 1
+            self.rebuilding = asyncio.ensure_future(self._rebuild(cfg, self.generation))
+
+    async def _rebuild(self, cfg, generation):
+        try:
+            state = await self.run_job(self.rebuild, cfg, generation)
+        except Exception as exc:  # a failed build is reported; the tab stays open
+            log.exception("playground build failed")
+            await self.send({"type": "error", "message": f"{type(exc).__name__}: {exc}"})
+            return
+        if state is not None:
             await self.send(state.pop("data"))
             await self.send_state(state)
 
     # -- jobs (threads) ------------------------------------------------------------------
 
-    def rebuild(self, cfg):
+    def rebuild(self, cfg, generation):
+        if generation != self.generation:
+            return None  # a newer configuration is queued behind this one
         if self.net is not None:
             self.net.close()
         self.net = network_lib.Network(cfg)
@@ -241,6 +262,7 @@ async def _websocket(request):
                 await tab.send({"type": "error", "message": f"{type(exc).__name__}: {exc}"})
     finally:
         tab.playing = False
+        tab.generation += 1  # queued builds skip
         request.app[TABS].discard(tab)
         if tab.play_task is not None:
             try:
