@@ -234,4 +234,11 @@ def test_hover_shows_a_weight_and_click_edits_it(browser, playground):
     link.click(force=True)
     page.wait_for_function(f"window.playground.lastState.weights[{l}][{i}][{j}] === 1.5")
     assert link.get_attribute("stroke-width") == "3.00"  # |w| * 2
+    bias = page.locator("[data-node=h0_1] .bias")
+    bias.hover()
+    assert page.text_content("#hoverCard") == "Bias is 0.100 (click to change)"
+    page.once("dialog", lambda dialog: dialog.accept("-0.5"))
+    bias.click()
+    page.wait_for_function("window.playground.lastState.biases[0][1] === -0.5")
+    assert bias.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(238, 191, 135)"  # the colour scale at -0.5
     page.close()

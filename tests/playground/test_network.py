@@ -77,6 +77,12 @@ def test_set_weight(small):
         small.set_weight(1, 3, 0, 1.0)
     with pytest.raises(ValueError, match="layer must be in"):
         small.set_weight(5, 0, 0, 1.0)
+    small.set_bias(2, 0, -0.25)
+    assert small.snapshot()["params"][2][1].tolist() == [-0.25]
+    with pytest.raises(ValueError, match="bias 2 is outside layer 1's 2"):
+        small.set_bias(1, 2, 1.0)
+    with pytest.raises(ValueError, match="bias value must be a finite number, got nan"):
+        small.set_bias(0, 0, float("nan"))
 
 
 def test_regression_output_is_linear():

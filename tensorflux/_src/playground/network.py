@@ -205,6 +205,20 @@ class Network:
         matrix[source, target] = value
         self._load(w, matrix)
 
+    def set_bias(self, layer, target, value):
+        """Sets bias `target` of layer `layer` (0: the first hidden layer)."""
+        if not 0 <= layer < len(self.params):
+            raise ValueError(f"layer must be in [0, {len(self.params)}), got {layer}")
+        b = self.params[layer][1]
+        (fan_out,) = b.shape.as_list()
+        if not 0 <= target < fan_out:
+            raise ValueError(f"bias {target} is outside layer {layer}'s {fan_out}")
+        if not np.isfinite(value):
+            raise ValueError(f"bias value must be a finite number, got {value!r}")
+        vector = np.array(self.session.run(b))
+        vector[target] = value
+        self._load(b, vector)
+
     def snapshot(self):
         """Losses, weights and every node's heatmap (one Session.run)."""
         train_loss, test_loss, maps, params = self.session.run(

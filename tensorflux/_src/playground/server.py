@@ -12,6 +12,7 @@ page -> server
     {"type": "ack", "frame": n}         the page drew frame n (while playing, the server
                                         sends frame n + 1 only after this, or 2 s later)
     {"type": "setWeight", "layer": l, "source": i, "target": j, "value": w}
+    {"type": "setBias", "layer": l, "target": j, "value": b}
     {"type": "graph"}                   -> {"type": "graph", "ops": [{name, op, inputs,
                                         outputs}, ...]} of the Session's graph
     {"type": "export"}                  -> {"type": "exported", "savedModel": dir,
@@ -113,13 +114,16 @@ class Tab:
             args = [int(message["layer"]), int(message["source"]), int(message["target"]),
                     float(message["value"])]
             await self.send_state(await self.run_job(self.set_weight, *args))
+        elif kind == "setBias":
+            args = [int(message["layer"]), int(message["target"]), float(message["value"])]
+            await self.send_state(await self.run_job(self.set_bias, *args))
         elif kind == "graph":
             await self.send({"type": "graph", "ops": await self.run_job(self.net.graph_ops)})
         elif kind == "export":
             await self.send(await self.run_job(self.export))
         else:
             raise ValueError(f"unknown message type {kind!r}; expected config, play, pause, "
-                             f"step, reset, ack, setWeight, graph or export")
+                             f"step, reset, ack, setWeight, setBias, graph or export")
 
     async def configure(self, raw):
         cfg, notes = config_lib.validate(raw if raw is not None else {})
@@ -171,6 +175,10 @@ class Tab:
 
     def set_weight(self, layer, source, target, value):
         self.net.set_weight(layer, source, target, value)
+        return self.net.snapshot()
+
+    def set_bias(self, layer, target, value):
+        self.net.set_bias(layer, target, value)
         return self.net.snapshot()
 
     def export(self):

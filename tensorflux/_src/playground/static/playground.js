@@ -205,11 +205,48 @@ function layoutNetwork() {
       };
     }
     net.appendChild(ctl);
-    for (let j = 0; j < width; j++) addNode(`h${l}_${j}`, x, TOP + j * ROW, "", "");
+    for (let j = 0; j < width; j++) addBias(addNode(`h${l}_${j}`, x, TOP + j * ROW, "", ""), l, j);
   });
-  addNode("output", 60 + (c.networkShape.length + 1) * COL, TOP, "", "");
+  addBias(addNode("output", 60 + (c.networkShape.length + 1) * COL, TOP, "", ""),
+    c.networkShape.length, 0);
   net.style.width = (60 + (c.networkShape.length + 2) * COL) + "px";
   if (pg.lastState && sameShape(pg.lastState)) drawState(pg.lastState);
+}
+
+// Each neuron's bias: a small square on its left edge, coloured by value; hover shows it,
+// click edits it.
+function addBias(node, layer, index) {
+  const box = document.createElement("div");
+  box.className = "bias";
+  box.dataset.l = layer; box.dataset.j = index;
+  box.onmouseenter = () => {
+    const card = $("hoverCard");
+    card.hidden = false;
+    card.textContent = `Bias is ${Number(box.dataset.b).toFixed(3)} (click to change)`;
+    card.style.left = (parseFloat(node.style.left) - 20) + "px";
+    card.style.top = (parseFloat(node.style.top) + 80) + "px";
+  };
+  box.onmouseleave = () => { $("hoverCard").hidden = true; };
+  box.onclick = (e) => {
+    e.stopPropagation();
+    const text = prompt("New bias value", box.dataset.b);
+    if (text === null) return;
+    const value = Number(text);
+    if (text.trim() === "" || !Number.isFinite(value)) {
+      showNotes([`bias: got ${JSON.stringify(text)}, expected a number`]);
+      return;
+    }
+    send({type: "setBias", layer: layer, target: index, value});
+  };
+  node.appendChild(box);
+}
+
+function drawBiases(state) {
+  for (const box of $("net").querySelectorAll(".bias")) {
+    const b = state.biases[box.dataset.l][box.dataset.j];
+    box.dataset.b = b;
+    box.style.background = colour(Math.max(-1, Math.min(1, b)));
+  }
 }
 
 function sameShape(state) {
@@ -316,6 +353,7 @@ function drawState(state) {
   });
   outputBytes = decode(state.output); outputOffset = 0; outputGrid = state.grid;
   drawLinks(state);
+  drawBiases(state);
   drawOutput();
 }
 
