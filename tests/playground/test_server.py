@@ -82,6 +82,8 @@ def test_config_step_state_and_weight_edit(tmp_path):
                               '"value": 0.75}')
             edited = await _receive(ws, "state")
             assert edited["weights"][0][1][0] == 0.75
+            await ws.send_str('{"type": "setBias", "layer": 1, "target": 0, "value": -2}')
+            assert (await _receive(ws, "state"))["biases"][1] == [-2.0]
             await ws.send_str('{"type": "setWeight", "layer": 7, "source": 0, "target": 0, '
                               '"value": 1}')
             error = await _receive(ws, "error")
