@@ -10,6 +10,7 @@
     tensorflux export --logdir runs/lenet-digits --export_dir exports/digits
     tensorflux place --model lstm4 --devices 4 --measure
     tensorflux serve --model_name digits --model_base_path exports/digits --port 8501
+    tensorflux playground --port 8080     # TensorFlow Playground, trained by a Session
 
 Mistakes (bad options, missing files, a run directory of another model) are reported as
 one line on stderr with exit status 2; nothing is printed as a traceback.
@@ -182,6 +183,20 @@ def _parser():
                             "(a subprocess with XLA_FLAGS)")
     place.add_argument("--output", help="where placement.png, learning_curve.png and "
                                         "placement.json go (default: runs/place-<model>)")
+    playground = commands.add_parser(
+        "playground", help="TensorFlow Playground in the browser, trained by a Session",
+        description="Serve TensorFlow Playground's page on a local port: small networks "
+                    "on 2-D data sets, trained live by a tensorflux Session; the page "
+                    "shows the dataflow graph and exports the network as a SavedModel "
+                    "and a TF1 program.")
+    playground.add_argument("--port", type=int, default=8080,
+                            help="port to listen on (default: 8080; 0 picks a free one)")
+    playground.add_argument("--host", default="127.0.0.1",
+                            help="address to listen on (default: 127.0.0.1)")
+    playground.add_argument("--export-dir", "--export_dir", dest="export_dir",
+                            default="playground-exports",
+                            help="where the export button writes SavedModel versions and "
+                                 "programs (default: playground-exports)")
     return parser
 
 
@@ -221,6 +236,13 @@ def main(argv=None):
         elif args.command == "place":
             from tensorflux._src.cli import place_job
             place_job.place(**options)
+        elif args.command == "playground":
+            from tensorflux._src.playground import server as playground_server
+            try:
+                playground_server.serve(**options)
+            except ValueError as exc:
+                from tensorflux._src.cli.errors import UsageError
+                raise UsageError(str(exc)) from None
         elif args.command == "serve":
             from tensorflux._src.cli import serve_job
             serve_job.serve(**options)
