@@ -200,8 +200,10 @@ def gradient_dtypes(case):
     return None
 
 
-def run_gradient_case(case, seed=1, eps=1e-6, tol=1e-6):
-    """tf.gradients of sum(w * op(x)) against central differences of the NumPy `expect`."""
+def gradient_setup(case, seed=1):
+    """(input dtypes, float64 input arrays, indices of the inputs to differentiate, one
+    weight array per float output, objective) for checking d sum(w * op(x)) / dx: the
+    objective is that sum computed with the NumPy `expect`."""
     rng = np.random.default_rng(seed)
     dts = gradient_dtypes(case)
     shapes = case.shapes[0]
@@ -221,6 +223,13 @@ def run_gradient_case(case, seed=1, eps=1e-6, tol=1e-6):
         values = list(values) if isinstance(values, (list, tuple)) else [values]
         return sum(float(np.sum(w * v)) for w, v in zip(weights, values) if w is not None)
 
+    return dts, arrays, wrt, weights, objective
+
+
+def run_gradient_case(case, seed=1, eps=1e-6, tol=1e-6):
+    """tf.gradients of sum(w * op(x)) against central differences of the NumPy `expect`."""
+    dts, arrays, wrt, weights, objective = gradient_setup(case, seed)
+    shapes = case.shapes[0]
     graph = tf.Graph()
     with graph.as_default():
         phs = [tf.placeholder(tf.as_dtype(d), s) for d, s in zip(dts, shapes)]

@@ -11,13 +11,12 @@ the port opens (as TF Serving does); new version directories are picked up every
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import signal
 import sys
 
 from tensorflux._src.cli.errors import UsageError
+from tensorflux._src.platform.shutdown import stop_event_on_signals
 
 DEFAULT_PORT = 8500
 
@@ -101,13 +100,7 @@ def _model_configs(model_name, model_base_path, model_config_file, policy, model
 
 
 async def _serve_forever(model_server, host, port, ready, server):
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(signum, stop.set)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
+    stop = stop_event_on_signals()
     runner = await server.start(model_server, host, port)
     bound = runner.addresses[0][1] if runner.addresses else port
     for name, manager in model_server.managers.items():

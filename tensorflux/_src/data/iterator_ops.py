@@ -273,7 +273,7 @@ def get_next_as_optional(iterator):
     return iterator.get_next_as_optional()
 
 
-class EagerIterator:
+class EagerIterator(_structure.HasStructure):
     """Iteration over a dataset while eager execution is on (`for x in dataset`,
     `tf.contrib.eager.Iterator(dataset)`): a one-shot iterator whose `get_next` op runs
     at each step, its state kept by the eager context; OutOfRangeError ends it."""
@@ -303,22 +303,6 @@ class EagerIterator:
     def get_next(self, name=None):
         """The next element; raises OutOfRangeError at the end, as TF's does."""
         return self._iterator.get_next(name)
-
-    @property
-    def output_types(self):
-        return self._structure.output_types
-
-    @property
-    def output_shapes(self):
-        return self._structure.output_shapes
-
-    @property
-    def output_classes(self):
-        return self._structure.output_classes
-
-    @property
-    def element_spec(self):
-        return self._structure.element_spec
 
 
 class NumpyIterator:

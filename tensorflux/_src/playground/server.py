@@ -41,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 import orjson
 from aiohttp import WSMsgType, web
 
+from tensorflux._src.platform.shutdown import stop_event_on_signals
 from tensorflux._src.playground import config as config_lib
 from tensorflux._src.playground import network as network_lib
 from tensorflux._src.playground import program
@@ -314,19 +315,12 @@ async def start(host, port, export_root="playground-exports"):
 
 def serve(port=8080, host="127.0.0.1", export_dir="playground-exports", ready=None):
     """`tensorflux playground`: serves until SIGINT / SIGTERM; prints the page's URL."""
-    import signal
-
+    
     if not 0 <= port <= 65535:
         raise ValueError(f"--port must be between 0 and 65535, got {port}")
 
     async def forever():
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(signum, stop.set)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
+        stop = stop_event_on_signals()
         runner, bound = await start(host, port, export_dir)
         shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
         print(f"tensorflux playground at http://{shown}:{bound}/ (exports go to "

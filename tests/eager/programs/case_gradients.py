@@ -12,30 +12,12 @@ import tensorflux as tf
 
 tf.enable_eager_execution()
 
-from tests.ops import harness  # noqa: E402  (after enabling eager, as TF requires)
-from tests.ops.test_registry import GRAD_CASES  # noqa: E402
+from tests.ops import harness  # after enabling eager, as TF requires
+from tests.ops.test_registry import GRAD_CASES
 
 
 def tape_gradient_case(case, seed=1, eps=1e-6, tol=1e-6):
-    rng = np.random.default_rng(seed)
-    dts = harness.gradient_dtypes(case)
-    shapes = case.shapes[0]
-    gens = harness._generators(case, len(shapes)) if case.grad_gen is None else (
-        list(case.grad_gen) if isinstance(case.grad_gen, (list, tuple))
-        else [case.grad_gen] * len(shapes))
-    arrays = [g(rng, s, d) for g, s, d in zip(gens, shapes, dts)]
-    wrt = case.grad_inputs if case.grad_inputs is not None else [
-        i for i, d in enumerate(dts) if d.kind == "f"]
-    outs = case.expect(*arrays)
-    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    weights = [rng.uniform(0.5, 1.5, np.shape(o)) if np.asarray(o).dtype.kind == "f" else None
-               for o in outs]
-
-    def objective(*xs):
-        values = case.expect(*xs)
-        values = list(values) if isinstance(values, (list, tuple)) else [values]
-        return sum(float(np.sum(w * v)) for w, v in zip(weights, values) if w is not None)
-
+    _, arrays, wrt, weights, objective = harness.gradient_setup(case, seed)
     xs = [tf.constant(a) for a in arrays]
     with tf.GradientTape() as tape:
         for i in wrt:
