@@ -97,7 +97,9 @@ class EagerTensor(Tensor):
         return (np.asarray, (self.numpy(),))
 
     def _numpy_text(self, is_repr=False):
-        text = repr(self.numpy()) if is_repr else str(self.numpy())
+        value = self.numpy()
+        # A scalar shows as its value ("numpy=3.0"), as TF does; arrays as their repr.
+        text = repr(value) if is_repr and np.ndim(value) else str(value)
         return "\n" + text if "\n" in text else text
 
     def __str__(self):

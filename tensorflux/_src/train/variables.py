@@ -301,6 +301,9 @@ class Variable(metaclass=_CreatedThroughCreators):
 
     @property
     def dtype(self):
+        # Eager variables are TF's resource variables to the user: float32, not float32_ref.
+        if getattr(self._variable.graph, "_is_eager_graph", False):
+            return self._variable.dtype.base_dtype
         return self._variable.dtype
 
     @property

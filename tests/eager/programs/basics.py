@@ -43,3 +43,7 @@ with tf.Graph().as_default():
         print("graph_run", sess.run(g))
 for x in tf.data.Dataset.range(3):
     print("dataset", int(x))
+
+# Variables print and type as TF's eager (resource) variables: base dtype, scalar values.
+scalar_var = tf.Variable(3.0, name="s")
+print("var_repr", scalar_var.dtype.name, repr(scalar_var))
