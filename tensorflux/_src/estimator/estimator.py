@@ -109,6 +109,21 @@ def parse_input_fn_result(result):
     return result, None, hooks
 
 
+def model_fn_kwargs(args, labels, mode, config):
+    """The labels / mode / config keyword arguments a model_fn taking `args` gets (TF's
+    rules: labels from an input_fn must be taken); params are the caller's."""
+    kwargs = {}
+    if "labels" in args:
+        kwargs["labels"] = labels
+    elif labels is not None:
+        raise ValueError("model_fn does not take labels, but input_fn returns labels.")
+    if "mode" in args:
+        kwargs["mode"] = mode
+    if "config" in args:
+        kwargs["config"] = config
+    return kwargs
+
+
 class Estimator:
     """TF 1.15's tf.estimator.Estimator (see the module docstring)."""
 
@@ -192,17 +207,10 @@ class Estimator:
         return None
 
     def _call_model_fn(self, features, labels, mode, config):
-        args, kwargs = _fn_args(self._model_fn), {}
-        if "labels" in args:
-            kwargs["labels"] = labels
-        elif labels is not None:
-            raise ValueError("model_fn does not take labels, but input_fn returns labels.")
-        if "mode" in args:
-            kwargs["mode"] = mode
+        args = _fn_args(self._model_fn)
+        kwargs = model_fn_kwargs(args, labels, mode, config)
         if "params" in args:
             kwargs["params"] = self.params
-        if "config" in args:
-            kwargs["config"] = config
         strategy = self._distribution(mode)
         # In the scope, the model's ops run replicated (SPMD) over the strategy's devices.
         with strategy.scope() if strategy is not None else contextlib.nullcontext():

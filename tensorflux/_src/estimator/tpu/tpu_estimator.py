@@ -204,16 +204,9 @@ class TPUEstimator(estimator_lib.Estimator):
     def _call_user_model_fn(self, features, labels, mode, params, config, running_on_cpu,
                             is_export_mode):
         model_fn = self._user_model_fn
-        args, kwargs = estimator_lib._fn_args(model_fn), {}
+        args = estimator_lib._fn_args(model_fn)
+        kwargs = estimator_lib.model_fn_kwargs(args, labels, mode, config)
         params = dict(params)
-        if "labels" in args:
-            kwargs["labels"] = labels
-        elif labels is not None:
-            raise ValueError("model_fn does not take labels, but input_fn returns labels.")
-        if "mode" in args:
-            kwargs["mode"] = mode
-        if "config" in args:
-            kwargs["config"] = config
         if "params" not in args:
             raise ValueError(f"model_fn ({model_fn}) does not include params argument, "
                              f"required by TPUEstimator to pass batch size as "
