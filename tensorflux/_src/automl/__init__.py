@@ -1,0 +1,1 @@
+"""tensorflux automl: tables in, models, reports and endpoints out."""
