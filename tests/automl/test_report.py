@@ -51,12 +51,12 @@ def _leaderboard():
 
 
 def _common():
-    return dict(leaderboard=_leaderboard(),
-                ensemble_weights={"GradientBoosted": 0.625, "DNN_64x64": 0.375},
-                feature_importance=pd.Series({"bill_length_mm": 0.21, "island": 0.125,
-                                              "sex": -0.004}),
-                column_types={"bill_length_mm": "numeric", "island": "categorical",
-                              "sex": "categorical", "row_id": "identifier (dropped)"})
+    return {"leaderboard": _leaderboard(),
+            "ensemble_weights": {"GradientBoosted": 0.625, "DNN_64x64": 0.375},
+            "feature_importance": pd.Series({"bill_length_mm": 0.21, "island": 0.125,
+                                             "sex": -0.004}),
+            "column_types": {"bill_length_mm": "numeric", "island": "categorical",
+                             "sex": "categorical", "row_id": "identifier (dropped)"}}
 
 
 def _classification(rng, labels, n):
@@ -180,7 +180,7 @@ def test_regression_report(tmp_path):
 def test_rewriting_a_report_replaces_it(tmp_path):
     rng = np.random.default_rng(3)
     for accuracy in (0.5, 0.625):
-        y_true, y_pred, proba = _classification(rng, ["a", "b", "c"], 60)
+        y_true, y_pred, _proba = _classification(rng, ["a", "b", "c"], 60)
         write_report(tmp_path, task="multiclass", target="t", metric="accuracy",
                      leaderboard=None, ensemble_weights=None,
                      metrics={"accuracy": accuracy}, y_true=y_true, y_pred=y_pred)
@@ -191,17 +191,17 @@ def test_rewriting_a_report_replaces_it(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(task="ranking"), "task must be one of binary, multiclass, regression"),
-    (dict(y_pred=["a"] * 5), "y_true has 4 rows but y_pred has 5"),
-    (dict(y_pred=["a", "b", "z", "a"]), "y_pred holds labels not in class_labels"),
-    (dict(y_proba=np.full((4, 3), 0.5)), r"y_proba must have shape \(rows, classes\) = \(4, 2\)"),
-    (dict(task="regression"), "y_proba is for classification"),
+    ({"task": "ranking"}, "task must be one of binary, multiclass, regression"),
+    ({"y_pred": ["a"] * 5}, "y_true has 4 rows but y_pred has 5"),
+    ({"y_pred": ["a", "b", "z", "a"]}, "y_pred holds labels not in class_labels"),
+    ({"y_proba": np.full((4, 3), 0.5)}, r"y_proba must have shape \(rows, classes\) = \(4, 2\)"),
+    ({"task": "regression"}, "y_proba is for classification"),
 ])
 def test_bad_input_names_the_argument(tmp_path, kwargs, message):
-    args = dict(task="binary", target="t", metric="roc_auc", leaderboard=None,
-                ensemble_weights={}, metrics={}, y_true=["a", "b", "a", "b"],
-                y_pred=["a", "b", "b", "b"], y_proba=np.full((4, 2), 0.5),
-                class_labels=["a", "b"])
+    args = {"task": "binary", "target": "t", "metric": "roc_auc", "leaderboard": None,
+            "ensemble_weights": {}, "metrics": {}, "y_true": ["a", "b", "a", "b"],
+            "y_pred": ["a", "b", "b", "b"], "y_proba": np.full((4, 2), 0.5),
+            "class_labels": ["a", "b"]}
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         write_report(tmp_path, **args)

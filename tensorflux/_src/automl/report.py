@@ -63,7 +63,7 @@ def write_report(output_dir, *, task, target, metric, leaderboard, ensemble_weig
     types = {str(k): str(v) for k, v in dict(column_types or {}).items()}
 
     body = {"task": task, "target": str(target), "metric": str(metric),
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "n_rows": len(y_true), "metrics": metric_values, "leaderboard": rows,
             "ensemble_weights": weights, "column_types": types,
             "feature_importance": dict(importance)}
@@ -140,8 +140,8 @@ def _records(leaderboard):
     rows = []
     for row in leaderboard:
         if not isinstance(row, dict):
-            raise ValueError("write_report: leaderboard must be a DataFrame or a list of "
-                             f"dicts (model, val_score, ...); received a row {row!r}")
+            raise TypeError("write_report: leaderboard must be a DataFrame or a list of "
+                            f"dicts (model, val_score, ...); received a row {row!r}")
         rows.append({str(k): _plain(v) for k, v in row.items()})
     return rows
 
@@ -310,8 +310,8 @@ def _html(body, figures):
              f"<title>automl report: {esc(body['target'])}</title>",
              f"<style>{_STYLE}</style></head><body>",
              f"<h1>automl report: predicting <code>{esc(body['target'])}</code></h1>",
-             f'<p class="sub">task {esc(body["task"])} · metric {esc(body["metric"])} · '
-             f'{body["n_rows"]:,} held-out rows · {esc(body["created"])}</p>']
+             (f'<p class="sub">task {esc(body["task"])} · metric {esc(body["metric"])} · '
+              f'{body["n_rows"]:,} held-out rows · {esc(body["created"])}</p>')]
 
     parts.append("<h2>Metrics on the held-out split</h2>")
     parts.append(_table(["metric", "value"], list(body["metrics"].items()), numeric=("value",)))
