@@ -8,6 +8,7 @@ Pure Python over the result dict, so it can be re-run on a saved automl.json:
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 
 HIGHER_IS_BETTER = {"roc_auc": True, "accuracy": True, "balanced_accuracy": True,
@@ -69,6 +70,7 @@ def summarize(payload):
         s: {"mean_rank": rank_sum[s] / ranked[s] if ranked[s] else None,
             "tables_ranked": ranked[s], "wins": wins[s],
             "mean_relative_gap_to_autogluon": sum(gaps[s]) / len(gaps[s]) if gaps[s] else None,
+            "median_relative_gap_to_autogluon": statistics.median(gaps[s]) if gaps[s] else None,
             "tables_compared_to_autogluon": len(gaps[s])} for s in systems}}
 
 
@@ -81,7 +83,7 @@ def _cell(run, metric, task):
     text = f"{scores[metric]:.4f}"
     if task == "multiclass":
         text += f" (acc {scores['accuracy']:.3f})"
-    return f"{text}, {run['wall_s']:.0f} s"
+    return f"{text}, {run['fit_s'] + run['predict_s']:.0f} s"
 
 
 def markdown(payload):
@@ -91,8 +93,8 @@ def markdown(payload):
              "and table"), "",
              f"Command: `{payload.get('command', '')}`", "",
              ("Each cell: the test-split score (multiclass: log loss, accuracy in "
-             "brackets), then the wall time of the system's whole subprocess (imports, "
-             "fit, predict)."), "",
+             "brackets), then the wall time of fit + predict (automl.json also has each "
+             "subprocess's whole wall time, imports included, as wall_s)."), "",
              "| table | task (metric) | train/test rows | " + " | ".join(systems) + " |",
              "|" + "---|" * (3 + len(systems))]
     for name, table in payload["tables"].items():
@@ -102,15 +104,20 @@ def markdown(payload):
             f"{meta['n_train']}/{meta['n_test']} | "
             + " | ".join(_cell(table["runs"][s], meta["metric"], meta["task"])
                          for s in systems) + " |")
-    lines += ["", ("| system | mean rank | tables won | mean relative gap to AutoGluon "
-              "(+ = worse) | tables compared |"), "|---|---|---|---|---|"]
+    lines += ["", ("| system | mean rank | tables won | relative gap to AutoGluon, mean "
+              "(+ = worse) | median | tables compared |"), "|---|---|---|---|---|---|"]
     for s in systems:
         row = summary["systems"][s]
         rank = "–" if row["mean_rank"] is None else f"{row['mean_rank']:.2f}"
-        gap = row["mean_relative_gap_to_autogluon"]
-        gap = "–" if gap is None else f"{100 * gap:+.2f}%"
-        lines.append(f"| {s} | {rank} | {row['wins']} | {gap} | "
+        gaps = [row[f"{kind}_relative_gap_to_autogluon"] for kind in ("mean", "median")]
+        gaps = ["–" if g is None else f"{100 * g:+.2f}%" for g in gaps]
+        lines.append(f"| {s} | {rank} | {row['wins']} | {gaps[0]} | {gaps[1]} | "
                      f"{row['tables_compared_to_autogluon']} |")
+    lines += ["", ("Relative gap: (AutoGluon - system) / AutoGluon for ROC AUC, "
+              "(system - AutoGluon) / AutoGluon for log loss and RMSE, per table; log "
+              "loss gaps are large when AutoGluon's loss is small, so the median is "
+              "shown beside the mean. Ranks: 1 = best; a system that failed or timed out "
+              "on a table ranks after every system that scored.")]
     notes = []
     for name, table in payload["tables"].items():
         for s in systems:
@@ -133,4 +140,6 @@ def markdown(payload):
 
 if __name__ == "__main__":
     with open(sys.argv[1]) as f:
-        print(markdown(json.load(f)))
+        payload = json.load(f)
+    payload["summary"] = summarize(payload)
+    print(markdown(payload))
