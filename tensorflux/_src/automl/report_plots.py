@@ -101,9 +101,14 @@ def calibration(path, curves, title):
         axes.patch.set_visible(False)
         axes.plot([0, 1], [0, 1], "--", color="#505050", linewidth=1, label="perfect")
         seen = counts > 0
-        axes.plot(np.asarray(curve["mean_predicted"], dtype=float)[seen],
-                  np.asarray(curve["observed"], dtype=float)[seen], "o-", color=_BLUE,
-                  label="model")
+        x = np.asarray(curve["mean_predicted"], dtype=float)[seen]
+        y = np.asarray(curve["observed"], dtype=float)[seen]
+        # A bin of 1 row swings between 0 and 1: marker area follows the row count so
+        # the eye weighs the points as the ECE does.
+        sizes = 12 + 200 * np.sqrt(counts[seen] / counts.max())
+        axes.plot(x, y, "-", color=_BLUE, alpha=0.55, linewidth=1.2)
+        axes.scatter(x, y, s=sizes, color=_BLUE, edgecolors="white", linewidths=0.5,
+                     zorder=3, label="model (area ∝ rows)")
         axes.set_xlim(0, 1)
         axes.set_ylim(-0.02, 1.02)
         axes.set_title(f"{_short(curve['label'], 24)}   ECE {curve['ece']:.3f}   "
@@ -112,7 +117,7 @@ def calibration(path, curves, title):
         axes.set_ylabel("observed frequency", fontsize=8)
         axes.grid(alpha=0.3)
         if index == 0:
-            axes.legend(loc="upper left", fontsize=8)
+            axes.legend(loc="upper left", fontsize=8, markerscale=0.5)
     figure.suptitle(title, fontsize=11)
     _save(figure, path)
 
@@ -120,6 +125,7 @@ def calibration(path, curves, title):
 def feature_importance(path, names, values):
     """Horizontal bars, most important on top; negative importances (a permutation that
     helped) in red."""
+    total = len(names)
     names, values = names[:MAX_IMPORTANCE_BARS], np.asarray(values[:MAX_IMPORTANCE_BARS])
     figure = _figure(8, max(2.5, 0.32 * len(names) + 1.2))
     axes = figure.add_subplot(1, 1, 1)
@@ -130,7 +136,7 @@ def feature_importance(path, names, values):
     axes.axvline(0, color="#505050", linewidth=0.8)
     axes.set_xlabel("importance")
     axes.set_title("feature importance" + (
-        f" (top {MAX_IMPORTANCE_BARS})" if len(names) == MAX_IMPORTANCE_BARS else ""))
+        f" (top {len(names)} of {total})" if total > len(names) else ""))
     axes.grid(axis="x", alpha=0.3)
     _save(figure, path)
 
