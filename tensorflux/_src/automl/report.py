@@ -76,10 +76,13 @@ def write_report(output_dir, *, task, target, metric, leaderboard, ensemble_weig
     else:
         labels = _labels(class_labels, y_true, y_pred)
         body["class_labels"] = [_plain(c) for c in labels]
-        body["confusion_matrix"], figures = _confusion(output_dir, labels, y_true, y_pred)
+        true_codes = _codes(y_true, labels, "y_true")
+        pred_codes = _codes(y_pred, labels, "y_pred")
+        body["confusion_matrix"], figures = _confusion(output_dir, labels, true_codes,
+                                                       pred_codes)
         if y_proba is not None:
-            curves = _calibration_curves(labels, y_true, _proba(y_proba, len(y_true), labels),
-                                         task)
+            curves = _calibration_curves(labels, true_codes,
+                                         _proba(y_proba, len(y_true), labels), task)
             body["calibration"] = curves
             title = ("calibration of the positive class" if task == "binary" else
                      "calibration per class (one-vs-rest)")
@@ -161,20 +164,37 @@ def _importance(feature_importance):
     return sorted(pairs, key=lambda kv: -kv[1])
 
 
+def _distinct(values):
+    """The distinct values (as plain Python values) and each row's index into them,
+    with one Python call per distinct value, not per row."""
+    try:
+        uniques, inverse = np.unique(values, return_inverse=True)
+    except TypeError:  # mixed types that NumPy cannot order
+        uniques = list(dict.fromkeys(_plain(v) for v in values))
+        position = {u: i for i, u in enumerate(uniques)}
+        return uniques, np.array([position[_plain(v)] for v in values])
+    return [_plain(u) for u in uniques], inverse.reshape(-1)
+
+
 def _labels(class_labels, y_true, y_pred):
     if class_labels is None:  # the labels seen, in sorted order
-        seen = {_plain(v) for v in np.concatenate([y_true, y_pred])}
+        seen = set(_distinct(y_true)[0]) | set(_distinct(y_pred)[0])
         return sorted(seen, key=lambda v: (str(type(v)), v))
     labels = [_plain(c) for c in class_labels]
     if len(set(labels)) != len(labels):
         raise ValueError(f"write_report: class_labels has repeated labels: {labels}")
-    known = set(labels)
-    for name, values in (("y_true", y_true), ("y_pred", y_pred)):
-        unknown = {_plain(v) for v in values} - known
-        if unknown:
-            raise ValueError(f"write_report: {name} holds labels not in class_labels "
-                             f"{labels}: {sorted(map(str, unknown))[:5]}")
     return labels
+
+
+def _codes(values, labels, name):
+    """Each row's position in `labels`."""
+    uniques, inverse = _distinct(values)
+    index = {label: i for i, label in enumerate(labels)}
+    unknown = [u for u in uniques if u not in index]
+    if unknown:
+        raise ValueError(f"write_report: {name} holds labels not in class_labels "
+                         f"{labels}: {sorted(map(str, unknown))[:5]}")
+    return np.array([index[u] for u in uniques], dtype=np.int64)[inverse]
 
 
 def _proba(y_proba, n, labels):
@@ -188,10 +208,8 @@ def _proba(y_proba, n, labels):
 
 # ------------------------------------------------------------------------ computations
 
-def _confusion(output_dir, labels, y_true, y_pred):
-    index = {label: i for i, label in enumerate(labels)}
-    t = np.array([index[_plain(v)] for v in y_true])
-    p = np.array([index[_plain(v)] for v in y_pred])
+def _confusion(output_dir, labels, t, p):
+    """t, p: the true and predicted rows' positions in `labels`."""
     k = len(labels)
     counts = np.bincount(t * k + p, minlength=k * k).reshape(k, k)
     totals = counts.sum(axis=1, keepdims=True)
@@ -203,7 +221,7 @@ def _confusion(output_dir, labels, y_true, y_pred):
     return body, [("confusion_matrix.png", "Confusion matrix")]
 
 
-def _calibration_curves(labels, y_true, proba, task):
+def _calibration_curves(labels, true_codes, proba, task):
     """Per class (binary: the positive class, labels[1]): equal-width bins of the
     predicted probability, with each bin's row count, mean prediction and observed
     frequency, plus the expected calibration error and the Brier score."""
@@ -212,7 +230,7 @@ def _calibration_curves(labels, y_true, proba, task):
     curves = []
     for c in columns:
         p = np.clip(proba[:, c], 0.0, 1.0)
-        hit = np.array([_plain(v) == labels[c] for v in y_true], dtype=np.float64)
+        hit = (true_codes == c).astype(np.float64)
         bins = np.minimum((p * CALIBRATION_BINS).astype(int), CALIBRATION_BINS - 1)
         count = np.bincount(bins, minlength=CALIBRATION_BINS)
         sum_p = np.bincount(bins, weights=p, minlength=CALIBRATION_BINS)

@@ -20,6 +20,7 @@ _GREY = "#b0b0b0"
 MAX_ANNOTATED_CLASSES = 20
 MAX_CALIBRATION_PANELS = 12
 MAX_IMPORTANCE_BARS = 25
+MAX_SCATTER_POINTS = 5000
 
 
 def _figure(width, height):
@@ -141,11 +142,20 @@ def feature_importance(path, names, values):
     _save(figure, path)
 
 
+def _sample(n):
+    """Indices of at most MAX_SCATTER_POINTS rows (fixed seed): a scatter of 100,000
+    points is a blot and slow to draw; the histogram still uses every row."""
+    if n <= MAX_SCATTER_POINTS:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(0).choice(n, MAX_SCATTER_POINTS, replace=False))
+
+
 def residuals(path, y_pred, residual):
     """Residual (actual - predicted) against prediction, and their histogram."""
     figure = _figure(11, 4.2)
     axes = figure.add_subplot(1, 2, 1)
-    axes.scatter(y_pred, residual, s=10, alpha=0.6, color=_BLUE, edgecolors="none")
+    rows = _sample(len(residual))
+    axes.scatter(y_pred[rows], residual[rows], s=10, alpha=0.6, color=_BLUE, edgecolors="none")
     axes.axhline(0, color="#505050", linewidth=1, linestyle="--")
     axes.set_xlabel("predicted")
     axes.set_ylabel("residual (actual - predicted)")
@@ -164,7 +174,8 @@ def residuals(path, y_pred, residual):
 def predicted_vs_actual(path, y_true, y_pred, rmse, r2):
     figure = _figure(5.6, 5.4)
     axes = figure.add_subplot(1, 1, 1)
-    axes.scatter(y_true, y_pred, s=10, alpha=0.6, color=_BLUE, edgecolors="none")
+    rows = _sample(len(y_true))
+    axes.scatter(y_true[rows], y_pred[rows], s=10, alpha=0.6, color=_BLUE, edgecolors="none")
     low = float(min(np.min(y_true), np.min(y_pred)))
     high = float(max(np.max(y_true), np.max(y_pred)))
     pad = (high - low) * 0.03 or 1.0
