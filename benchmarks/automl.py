@@ -169,7 +169,12 @@ def main(argv=None):
         for system, row in by_system.items():
             runs[table][system]["scores"] = row
 
+    done = runner.call("baseline", "versions", timeout=600)
+    peer_versions = json.loads(done.stdout) if done.returncode == 0 else {}
+    commit = subprocess.run(["git", "-C", args.tensorflux_path, "rev-parse", "HEAD"],
+                            capture_output=True, text=True, check=False).stdout.strip()
     payload = {"time_limit_s": args.time_limit, "systems": args.systems,
+               "tensorflux_commit": commit or None, "peer_versions": peer_versions,
                "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
                "tensorflux_path": os.path.abspath(args.tensorflux_path),
                "tables": {t: {"meta": metas[t], "runs": runs[t]} for t in args.tables}}

@@ -92,6 +92,10 @@ def markdown(payload):
     lines = [(f"# tensorflux automl benchmark: {payload['time_limit_s']:g} s per system "
              "and table"), "",
              f"Command: `{payload.get('command', '')}`", "",
+             f"tensorflux {(payload.get('tensorflux_commit') or '?')[:10]} from "
+             f"{payload.get('tensorflux_path', '?')}; peers: "
+             + ", ".join(f"{k} {v}" for k, v in payload.get("peer_versions", {}).items()),
+             "",
              ("Each cell: the test-split score (multiclass: log loss, accuracy in "
              "brackets), then the wall time of fit + predict (automl.json also has each "
              "subprocess's whole wall time, imports included, as wall_s)."), "",

@@ -223,6 +223,19 @@ def _match_numeric_labels(given, classes):
     return matched
 
 
+def versions():
+    """{distribution: version} of what the peer venv runs (for the results file)."""
+    from importlib import metadata
+    out = {}
+    for name in ("autogluon.tabular", "flaml", "scikit-learn", "lightgbm", "catboost",
+                 "xgboost", "torch", "pandas", "numpy"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     steps = parser.add_subparsers(dest="step", required=True)
@@ -236,6 +249,7 @@ def main(argv=None):
     p.add_argument("--table-dir", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--time-limit", type=float, required=True)
+    steps.add_parser("versions")
     p = steps.add_parser("score")
     p.add_argument("--work", required=True)
     p.add_argument("--tables", nargs="+", required=True)
@@ -246,6 +260,8 @@ def main(argv=None):
         print(json.dumps(prepare(args.table, args.out)))
     elif args.step == "check":
         check(args.system)  # an ImportError/AttributeError exits non-zero
+    elif args.step == "versions":
+        print(json.dumps(versions()))
     elif args.step == "run":
         run(args.system, args.table_dir, args.out, args.time_limit)
     else:
