@@ -41,6 +41,7 @@ def test_eager_tensors_values_printing_numpy_and_tf1_errors():
     assert out["random_shape"] == "[3, 2]" and out["unique"] == "[3, 1, 2]"
     assert out["var_repr"] == ("float32 <tf.Variable 's:0' shape=() dtype=float32, "
                                "numpy=3.0>")
+    assert out["assign_add"] == "float32 5.0 None 1.0"
     assert out["string"] == "b'ab'"
     assert out["variable"] == "[2.0, 3.0] [4.0, 6.0]"
     assert out["placeholder_error"] == "tf.placeholder() is not compatible with eager execution."
