@@ -74,6 +74,8 @@ def test_gradient_tape_against_closed_forms():
     assert out["gradients_function"] == "12.0"  # 3 * 2^2
     assert float(out["minimize"]) == pytest.approx(2.0 - 0.1 * 2 * (2.0 - 5.0))
     assert float(out["apply_gradients"]) == pytest.approx(0.9)
+    grad_x, grad_b, b = map(float, out["defun_tape"].split())
+    assert (grad_x, grad_b) == pytest.approx((2 * 3.0 * b, 3.0 * 3.0))
 
 
 @pytest.mark.slow
