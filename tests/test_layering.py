@@ -239,6 +239,9 @@ PUBLIC_API_IMPORTERS = {
     # The playground, like the CLI's jobs, builds a user-facing TF1 network (and exports
     # it as a SavedModel) through the public API.
     "playground.network",
+    # AutoML's networks are user-facing TF1 programs (tf.layers, Adam, a Session), built
+    # through the public API like the playground's network.
+    "automl.networks",
     # Not yet fixed (deferred imports inside functions): tf.layers reach tensorflux.nn
     # because the nn namespace gathers families defined in several _src modules.
     "layers.convolutional", "layers.core", "layers.losses_impl", "layers.normalization",
