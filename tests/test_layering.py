@@ -235,6 +235,7 @@ PUBLIC_API_IMPORTERS = {
     "cli.bench_job", "cli.bench_step", "cli.classifiers", "cli.data_source",
     "cli.eval_job", "cli.export_job", "cli.model_graph", "cli.place_job", "cli.place_measure",
     "cli.placement_models", "cli.ps_train_job", "cli.serve_job",
+    "cli.automl_job", "cli.automl_serve",
     "cli.teacher", "cli.train_job",
     # The playground, like the CLI's jobs, builds a user-facing TF1 network (and exports
     # it as a SavedModel) through the public API.

@@ -189,9 +189,9 @@ class Predictor:
         return pd.Series(self._labels.decode(np.argmax(raw, axis=1)), index=frame.index,
                          name=self.target)
 
-    def predict_both(self, data, *, where="row"):
-        """(labels or values, probabilities [n, k] or None) from one pass."""
-        frame, raw = self._raw(data, where)
+    def predict_both(self, data, *, where="row", what="data"):
+        """(frame, labels or values, probabilities [n, k] or None) from one pass."""
+        frame, raw = self._raw(data, where, what)
         if self.task == "regression":
             return frame, raw, None
         return frame, self._labels.decode(np.argmax(raw, axis=1)), raw

@@ -97,7 +97,7 @@ def run(train, y, valid, y_valid, context, time_limit, board, portfolio=None,
         y_eval = y_valid
     board.start(len(y), len(context["columns"]), task, folds, time_limit)
 
-    trained, spent = [], {}
+    trained, spent, skipped = [], {}, set()
     candidates = portfolio if portfolio is not None else default_portfolio(context["seed"])
     for name, config, family_name in candidates:
         if max_models is not None and len(trained) >= max_models:
@@ -111,9 +111,11 @@ def run(train, y, valid, y_valid, context, time_limit, board, portfolio=None,
         if family_name == "tensorflux":
             need = max(need, NETWORK_MIN_SECONDS)
         if trained and left < need:
-            board.skipped(name, f"needs ~{need:.0f} s, {max(left, 0):.0f} s left")
-            if family_name == "lightgbm" and left < 0.5 * need:
-                break
+            if family_name not in skipped:
+                board.skipped(name, f"needs ~{need:.0f} s, {max(left, 0):.0f} s left")
+            skipped.add(family_name)
+            if family_name == "lightgbm" or len(skipped) == 2:
+                break  # the fastest family no longer fits: nothing will
             continue
         # a model may use the time left, but no more than half of it while others wait
         budget = left if not trained else max(need * 1.5, 0.5 * left)
