@@ -17,6 +17,8 @@ import warnings
 
 import numpy as np
 
+from tensorflux._src.automl.tables import MISSING_TOKENS
+
 TYPES = ("numeric", "boolean", "categorical", "text", "datetime", "identifier", "constant")
 USED = ("numeric", "boolean", "categorical", "text", "datetime")
 
@@ -51,6 +53,12 @@ def boolean_mapping(series):
     return None
 
 
+def date_part(parsed, part):
+    """float64 values of a datetime part (year, month, day, dayofweek, hour); NaN missing."""
+    attribute = "day_of_week" if part == "dayofweek" else part
+    return np.asarray(getattr(parsed.dt, attribute), dtype=np.float64)
+
+
 def parse_datetimes(series):
     import pandas as pd
     with warnings.catch_warnings():
@@ -73,7 +81,8 @@ def infer_column_type(series) -> str:
     import pandas as pd
     present = series.dropna()
     if is_stringish(series):
-        present = present[present.astype(str).str.strip() != ""]
+        tokens = {t.lower() for t in MISSING_TOKENS}
+        present = present[~present.astype(str).str.strip().str.lower().isin(tokens)]
     n = len(present)
     if n == 0 or present.nunique() <= 1:
         return "constant"

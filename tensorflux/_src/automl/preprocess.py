@@ -112,7 +112,7 @@ class Preprocessor:
                 spec = {"type": "datetime", "parts": parts, "stats": {}}
                 for part in parts:
                     spec["stats"][part] = _numeric_spec(
-                        np.asarray(getattr(parsed.dt, part), dtype=np.float64), "numeric")
+                        column_types.date_part(parsed, part), "numeric")
                 specs[column] = spec
             elif kind == "text":
                 text = series.fillna("").astype(str).str.lower()
@@ -165,7 +165,7 @@ class Preprocessor:
             elif kind == "datetime":
                 parsed = column_types.parse_datetimes(series)
                 for part in spec["parts"]:
-                    values = np.asarray(getattr(parsed.dt, part), dtype=np.float64)
+                    values = column_types.date_part(parsed, part)
                     dense_parts.append(values[:, None])
                     nn_parts.append(_nn_columns(values, spec["stats"][part]))
             elif kind == "text":

@@ -99,28 +99,35 @@ def serve(model, port=None, host=None, model_name=None, ready=None):
     """Serves the model directory as version 1 of `model_name` until interrupted."""
     import logging
 
-    from tensorflux._src.cli import automl_serve
     from tensorflux._src.cli.serve_job import _serve_forever
+    from tensorflux.serving import server
+
+    port = 8501 if port is None else port
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port must be between 0 and 65535, got {port}")
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname).1s serve] %(message)s")
+    model_server = build_server(model, model_name)
+    server.run_event_loop(_serve_forever(model_server, host or "0.0.0.0", port, ready,
+                                         server))
+
+
+def build_server(model, model_name=None):
+    """The ModelServer (tensorflux serve's) answering for the automl model in `model`."""
+    from tensorflux._src.cli import automl_serve
     from tensorflux.serving import model_manager, server
 
     if not os.path.isfile(os.path.join(model, "predictor.json")):
         raise UsageError(f"--model {model}: not a saved automl model (no predictor.json); "
                          f"train one with `tensorflux automl train --output {model}`")
-    port = 8501 if port is None else port
-    if not 0 <= port <= 65535:
-        raise UsageError(f"--port must be between 0 and 65535, got {port}")
     name = model_name or "default"
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname).1s serve] %(message)s")
     config = model_manager.ModelConfig(name, os.path.abspath(model))
     manager = automl_serve.SingleModelManager(config, automl_serve.AutoMLServable)
     manager.poll()
     if not manager.available():
         status = manager.status()["model_version_status"][0]["status"]
         raise UsageError(f"--model {model}: {status['error_message']}")
-    model_server = server.ModelServer({name: manager}, poll_seconds=0.0)
-    server.run_event_loop(_serve_forever(model_server, host or "0.0.0.0", port, ready,
-                                         server))
+    return server.ModelServer({name: manager}, poll_seconds=0.0)
 
 
 def _stem(path):
