@@ -87,13 +87,14 @@ def test_prediction_time_errors_and_unseen_categories(trained):
     assert len(predictor.predict(rows)) == 3
 
 
-def test_regression_on_a_known_rule():
+def test_regression_on_a_known_rule(tmp_path):
     rng = np.random.default_rng(1)
     x = rng.uniform(-2, 2, (500, 3))
     y = 3 * x[:, 0] - 2 * x[:, 1] ** 2 + rng.normal(0, 0.1, 500)
     frame = pd.DataFrame(x, columns=["a", "b", "noise"]).assign(y=y)
     predictor = automl.fit(frame.iloc[:400], target="y", time_limit=20, verbose=False,
-                           _portfolio=GBM_ONLY[:1])
+                           _portfolio=GBM_ONLY[:1], output_dir=tmp_path / "out")
+    assert automl.load(tmp_path / "out").task == "regression"
     assert predictor.task == "regression" and predictor.metric == "rmse"
     scores = predictor.evaluate(frame.iloc[400:])
     prediction = predictor.predict(frame.iloc[400:]).to_numpy()
@@ -102,6 +103,7 @@ def test_regression_on_a_known_rule():
     assert scores["r2"] > 0.95
 
 
+@pytest.mark.slow
 def test_tensorflux_networks_train_and_reload(tmp_path):
     frame = uci("iris")
     portfolio = [("Linear", networks.PORTFOLIO[1][1], "tensorflux"),

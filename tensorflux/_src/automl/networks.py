@@ -213,6 +213,12 @@ class Family:
             return {"weights": [data[f"w{i}"] for i in range(count)],
                     "scale": tuple(float(v) for v in data["scale"])}
 
+    def close(self):
+        """Frees the graph's Session (models left out of the ensemble)."""
+        if self._program is not None:
+            self._program.session.close()
+            self._program = None
+
     def to_json(self):
         return {"config": self.config, "cardinalities": self.cardinalities,
                 "n_nn": self.n_nn}

@@ -67,6 +67,9 @@ def fit(data, target, time_limit=300, metric=None, task=None, validation=None,
     trained, weights, y_eval, folds = search.run(
         train, y, valid, y_valid, context, max(left, 1.0), board, _portfolio, _max_models)
     ensemble_prediction = ensemble.combine([t.val_prediction for t in trained], weights)
+    for t, w in zip(trained, weights):
+        if w == 0 and hasattr(t.family, "close"):
+            t.family.close()  # a network left out: free its Session now
     importance = _importance(trained, preprocessor, dense_names)
     leaderboard = _leaderboard(trained, weights, metric)
     predictor = Predictor(
