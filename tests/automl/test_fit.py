@@ -121,3 +121,22 @@ def test_tensorflux_networks_train_and_reload(tmp_path):
                                predictor.predict_proba(frame).to_numpy(), rtol=1e-5,
                                atol=1e-6)
     assert (loaded.predict(frame) == frame["label"]).mean() > 0.9
+
+
+def test_validation_table_and_live_leaderboard(capsys):
+    frame = uci("wine_data")
+    rng = np.random.default_rng(0)
+    rows = rng.permutation(len(frame))
+    train, valid = frame.iloc[rows[:130]], frame.iloc[rows[130:]]
+    predictor = automl.fit(train, target="label", time_limit=20, validation=valid,
+                           _portfolio=GBM_ONLY[:1])
+    assert predictor.task == "multiclass" and predictor.metric == "log_loss"
+    assert predictor.info["validation"] == "given" and predictor.info["folds"] == 1
+    # the leaderboard's score is the validation table's log loss
+    proba = predictor.predict_proba(valid).to_numpy()
+    y = np.array([predictor.classes_.index(v) for v in valid["label"]])
+    expected = -np.mean(np.log(np.clip(proba[np.arange(len(y)), y], 1e-15, 1)))
+    assert predictor.leaderboard()["val_score"][0] == pytest.approx(expected, rel=1e-6)
+    err = capsys.readouterr().err
+    assert "3-class" not in err and "validation log_loss" in err
+    assert any(line.strip().startswith("LightGBM ") for line in err.splitlines())

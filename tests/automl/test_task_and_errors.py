@@ -59,8 +59,20 @@ def test_all_constant_target():
         automl.fit(frame, target="bought")
 
 
-def test_unknown_suffix_and_parquet_without_pyarrow(tmp_path):
+def test_unknown_suffix(tmp_path):
     path = tmp_path / "t.xlsx"
     path.write_text("x")
     with pytest.raises(automl.DataError, match="unknown table format '.xlsx'"):
+        tables.read_table(str(path))
+
+
+def test_parquet_needs_pyarrow(tmp_path):
+    try:
+        import pyarrow  # noqa: F401
+        pytest.skip("pyarrow is installed")
+    except ImportError:
+        pass
+    path = tmp_path / "t.parquet"
+    path.write_bytes(b"PAR1")
+    with pytest.raises(automl.DataError, match=r"reading Parquet needs pyarrow"):
         tables.read_table(str(path))
