@@ -35,7 +35,7 @@ PATIENCE = 10
 PORTFOLIO = [
     ("NeuralNet", {"kind": "dnn", "hidden": [128, 64], "lr": 3e-3, "dropout": 0.1}),
     ("Linear", {"kind": "linear", "hidden": [], "lr": 1e-2, "dropout": 0.0}),
-    ("WideDeep", {"kind": "wide_deep", "hidden": [128, 64], "lr": 1e-3, "dropout": 0.1}),
+    ("WideDeep", {"kind": "wide_deep", "hidden": [128, 64], "lr": 3e-3, "dropout": 0.1}),
     ("NeuralNetWide", {"kind": "dnn", "hidden": [256, 128], "lr": 1e-3, "dropout": 0.2}),
     ("NeuralNetDeep", {"kind": "dnn", "hidden": [256, 128, 64], "lr": 3e-4,
                        "dropout": 0.1}),
