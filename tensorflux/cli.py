@@ -11,6 +11,9 @@
     tensorflux place --model lstm4 --devices 4 --measure
     tensorflux serve --model_name digits --model_base_path exports/digits --port 8501
     tensorflux playground --port 8080     # TensorFlow Playground, trained by a Session
+    tensorflux automl train --data adult.csv --target income --output runs/adult
+    tensorflux automl predict --model runs/adult --data new.csv --output predictions.csv
+    tensorflux automl serve --model runs/adult --port 8501
 
 Mistakes (bad options, missing files, a run directory of another model) are reported as
 one line on stderr with exit status 2; nothing is printed as a traceback.
@@ -197,7 +200,52 @@ def _parser():
                             default="playground-exports",
                             help="where the export button writes SavedModel versions and "
                                  "programs (default: playground-exports)")
+    _automl_parser(commands)
     return parser
+
+
+def _automl_parser(commands):
+    automl = commands.add_parser(
+        "automl", help="AutoML on a table: train, predict, serve",
+        description="Train a model on a CSV/TSV/Parquet table with no ML choices to make "
+                    "(column types, preprocessing, LightGBM and tensorflux networks searched "
+                    "within a time limit, ensembled), predict in batch, or serve it over "
+                    "TensorFlow Serving's REST API with raw records.")
+    actions = automl.add_subparsers(dest="action", metavar="ACTION", required=True)
+    train = actions.add_parser(
+        "train", help="search, ensemble, evaluate on held-out rows, save and report",
+        description="Hold out 20%% of the rows (stratified) unless --validation is given, "
+                    "search models within --time-limit, save the model and write "
+                    "report.html under --output.")
+    train.add_argument("--data", required=True, help="the table (.csv, .tsv, .parquet)")
+    train.add_argument("--target", required=True, help="the column to predict")
+    train.add_argument("--time-limit", dest="time_limit", type=float, metavar="S",
+                       help="seconds for the whole search (default: 300)")
+    train.add_argument("--metric", help="roc_auc, log_loss, accuracy, balanced_accuracy, "
+                                        "f1, rmse, mae or r2 (default: roc_auc for binary, "
+                                        "log_loss for multiclass, rmse for regression)")
+    train.add_argument("--task", help="binary, multiclass or regression (default: guessed "
+                                      "from the target)")
+    train.add_argument("--validation", help="a table to validate and evaluate on instead "
+                                            "of held-out rows")
+    train.add_argument("--output", help="the model directory (default: runs/automl-<data>)")
+    train.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    predict = actions.add_parser("predict", help="batch predictions as CSV",
+                                 description="Write a CSV with the prediction and one "
+                                             "probability column per class (proba_<label>).")
+    predict.add_argument("--model", required=True, help="the trained model directory")
+    predict.add_argument("--data", required=True, help="the table to predict")
+    predict.add_argument("--output", help="the CSV to write (default: standard output)")
+    serve = actions.add_parser(
+        "serve", help="serve the model over TensorFlow Serving's REST API",
+        description="Serve the model as /v1/models/NAME (:predict with instances, "
+                    ":classify / :regress with examples), raw records in, preprocessing "
+                    "inside the server.")
+    serve.add_argument("--model", required=True, help="the trained model directory")
+    serve.add_argument("--port", type=int, help="port to listen on (default: 8501)")
+    serve.add_argument("--host", help="address to listen on (default: 0.0.0.0)")
+    serve.add_argument("--model_name", "--model-name", dest="model_name",
+                       help="the model's name in URLs (default: default)")
 
 
 def _flag_bool(text):
@@ -243,6 +291,9 @@ def main(argv=None):
             except ValueError as exc:
                 from tensorflux._src.cli.errors import UsageError
                 raise UsageError(str(exc)) from None
+        elif args.command == "automl":
+            from tensorflux._src.cli import automl_job
+            automl_job.run(**options)
         elif args.command == "serve":
             from tensorflux._src.cli import serve_job
             serve_job.serve(**options)

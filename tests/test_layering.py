@@ -235,10 +235,14 @@ PUBLIC_API_IMPORTERS = {
     "cli.bench_job", "cli.bench_step", "cli.classifiers", "cli.data_source",
     "cli.eval_job", "cli.export_job", "cli.model_graph", "cli.place_job", "cli.place_measure",
     "cli.placement_models", "cli.ps_train_job", "cli.serve_job",
+    "cli.automl_job", "cli.automl_serve",
     "cli.teacher", "cli.train_job",
     # The playground, like the CLI's jobs, builds a user-facing TF1 network (and exports
     # it as a SavedModel) through the public API.
     "playground.network",
+    # AutoML's networks are user-facing TF1 programs (tf.layers, Adam, a Session), built
+    # through the public API like the playground's network.
+    "automl.networks",
     # Not yet fixed (deferred imports inside functions): tf.layers reach tensorflux.nn
     # because the nn namespace gathers families defined in several _src modules.
     "layers.convolutional", "layers.core", "layers.losses_impl", "layers.normalization",

@@ -13,7 +13,9 @@ queue full, 500 the model failed). Handlers catch everything: a bad request is a
 and the server goes on serving the others.
 
 Runs go to threads (a pool for plain runs, the batcher's pool with --enable_batching), so
-the event loop only parses, routes and answers.
+the event loop only parses, routes and answers. A servable with an `answer_request(verb,
+document)` method (tensorflux automl's models, which take raw records and preprocess them
+inside) answers :predict / :classify / :regress documents itself, in the same pool.
 """
 
 from __future__ import annotations
@@ -197,6 +199,13 @@ class ModelServer:
         document = await self._read_json(request)
         handle = manager.acquire(version, label)
         try:
+            answer_request = getattr(handle.servable, "answer_request", None)
+            if answer_request is not None:
+                # A servable that reads raw records itself (tensorflux automl: the
+                # preprocessing lives in the model) answers the whole document.
+                answer = await asyncio.get_running_loop().run_in_executor(
+                    self._executor, answer_request, verb, document)
+                return _json_response(answer)
             signature_name = rest_api.signature_name_of(document)
             signature = handle.servable.signatures.get(signature_name)
             if signature is None:

@@ -41,6 +41,7 @@ def test_eager_tensors_values_printing_numpy_and_tf1_errors():
     assert out["random_shape"] == "[3, 2]" and out["unique"] == "[3, 1, 2]"
     assert out["var_repr"] == ("float32 <tf.Variable 's:0' shape=() dtype=float32, "
                                "numpy=3.0>")
+    assert out["assign_add"] == "float32 5.0 None 1.0"
     assert out["string"] == "b'ab'"
     assert out["variable"] == "[2.0, 3.0] [4.0, 6.0]"
     assert out["placeholder_error"] == "tf.placeholder() is not compatible with eager execution."
@@ -73,6 +74,8 @@ def test_gradient_tape_against_closed_forms():
     assert out["gradients_function"] == "12.0"  # 3 * 2^2
     assert float(out["minimize"]) == pytest.approx(2.0 - 0.1 * 2 * (2.0 - 5.0))
     assert float(out["apply_gradients"]) == pytest.approx(0.9)
+    grad_x, grad_b, b = map(float, out["defun_tape"].split())
+    assert (grad_x, grad_b) == pytest.approx((2 * 3.0 * b, 3.0 * 3.0))
 
 
 @pytest.mark.slow

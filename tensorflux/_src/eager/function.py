@@ -16,6 +16,9 @@ arguments become placeholders, and eager values it touches are captured:
 Signatures: each tensor or numpy argument counts by (dtype, shape), anything else by
 value (Python numbers and flags retrace, as TF's do). Outputs are returned as eager
 tensors in the structure the function returned (None and operations give None).
+
+Under a recording GradientTape the function runs eagerly instead, op by op, so the tape
+records its ops and gradients flow through it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import functools
 import numpy as np
 
 from tensorflux._src.eager import fast_path
+from tensorflux._src.eager import tape as _tape
 from tensorflux._src.eager.eager_tensor import EagerTensor
 from tensorflux._src.eager.structures import flatten as _flatten
 from tensorflux._src.eager.structures import pack as _pack
@@ -204,6 +208,11 @@ class Function:
     def __call__(self, *args, **kwargs):
         if not getattr(_graph.get_default_graph(), "_is_eager_graph", False):
             # In a graph being built (a tf.Graph, another trace): the ops go in there.
+            return self._python_function(*args, **kwargs)
+        if _tape.recording():
+            # A recording GradientTape must see the function's ops: they run eagerly,
+            # one by one, so the tape records them (TF records one call op with a
+            # compiled backward function; here the compiled speed is lost under a tape).
             return self._python_function(*args, **kwargs)
         key = _signature(args, kwargs)
         concrete = self._concrete.get(key)

@@ -48,6 +48,11 @@ def record(op) -> bool:
     return kept
 
 
+def recording() -> bool:
+    """Whether some tape of this thread is recording now."""
+    return any(tape._recording for tape in _active())
+
+
 def variable_accessed(ref_tensor):
     """A variable's buffer was read while eager: recording tapes that watch accessed
     variables watch it."""

@@ -396,15 +396,23 @@ class Variable(metaclass=_CreatedThroughCreators):
     # -- writing ----------------------------------------------------------------------------
     def assign(self, value, use_locking=False, name=None, read_value=True):
         op = state_ops.assign(self._variable, value, use_locking=use_locking, name=name)
-        return op if read_value else op.op
+        return self._assigned(op, read_value)
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
         op = state_ops.assign_add(self._variable, delta, use_locking=use_locking, name=name)
-        return op if read_value else op.op
+        return self._assigned(op, read_value)
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         op = state_ops.assign_sub(self._variable, delta, use_locking=use_locking, name=name)
-        return op if read_value else op.op
+        return self._assigned(op, read_value)
+
+    def _assigned(self, op, read_value):
+        """What an assign returns: in graphs the ref output (or the op), as TF1's ref
+        variables; eagerly, as TF's resource variables, the new value read as a plain
+        (non-ref) tensor, or None when `read_value=False` (the write already ran)."""
+        if not self._eager:
+            return op if read_value else op.op
+        return array_ops.identity(op) if read_value else None
 
     def scatter_update(self, sparse_delta, use_locking=False, name=None):
         return state_ops.scatter_update(self._variable, sparse_delta.indices,

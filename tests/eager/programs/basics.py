@@ -47,3 +47,8 @@ for x in tf.data.Dataset.range(3):
 # Variables print and type as TF's eager (resource) variables: base dtype, scalar values.
 scalar_var = tf.Variable(3.0, name="s")
 print("var_repr", scalar_var.dtype.name, repr(scalar_var))
+# Eager assigns return the new value as a plain tensor (TF: a read of the resource
+# variable), or None with read_value=False.
+added = scalar_var.assign_add(2.0)
+print("assign_add", added.dtype.name, added.numpy(), scalar_var.assign(1.0, read_value=False),
+      scalar_var.numpy())

@@ -48,3 +48,10 @@ opt.minimize(lambda: tf.square(W - 5.0))
 print("minimize", round(float(W.numpy()), 5))
 opt.apply_gradients([(tf.constant(1.0), b)])
 print("apply_gradients", round(float(b.numpy()), 5))
+# A defun'd function under a tape: its ops are recorded (d/dx x^2 w, d/dw x^2 w).
+scaled_square = tfe.defun(lambda a: a * a * b)
+x = tf.constant(3.0)
+with tf.GradientTape(persistent=True) as t:
+    t.watch(x)
+    y = scaled_square(x)
+print("defun_tape", float(t.gradient(y, x)), float(t.gradient(y, b)), float(b.numpy()))
