@@ -378,8 +378,10 @@ def _caption(name, body):
                 "each row by its total (the recall of that class on the diagonal).")
     if name == "calibration.png":
         return ("Observed frequency against mean predicted probability in ten equal-width "
-                "bins; points on the diagonal are calibrated. Grey bars: how many "
-                "predictions fall in each bin. ECE: expected calibration error.")
+                "bins; points on the diagonal are calibrated. Marker area follows the rows "
+                "in a bin; hollow markers are bins of fewer than "
+                f"{report_plots.SPARSE_BIN_ROWS} rows, left off the line. Grey bars: how "
+                "many predictions fall in each bin. ECE: expected calibration error.")
     if name == "residuals.png":
         return "Residual = actual - predicted; a good model's residuals centre on zero."
     if name == "predicted_vs_actual.png":

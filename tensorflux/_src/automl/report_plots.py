@@ -21,6 +21,7 @@ MAX_ANNOTATED_CLASSES = 20
 MAX_CALIBRATION_PANELS = 12
 MAX_IMPORTANCE_BARS = 25
 MAX_SCATTER_POINTS = 5000
+SPARSE_BIN_ROWS = 5
 
 
 def _figure(width, height):
@@ -107,9 +108,16 @@ def calibration(path, curves, title):
         # A bin of 1 row swings between 0 and 1: marker area follows the row count so
         # the eye weighs the points as the ECE does.
         sizes = 12 + 200 * np.sqrt(counts[seen] / counts.max())
-        axes.plot(x, y, "-", color=_BLUE, alpha=0.55, linewidth=1.2)
-        axes.scatter(x, y, s=sizes, color=_BLUE, edgecolors="white", linewidths=0.5,
-                     zorder=3, label="model (area ∝ rows)")
+        # The line joins only bins with enough rows to mean something; sparser bins
+        # are hollow markers.
+        solid = counts[seen] >= SPARSE_BIN_ROWS
+        axes.plot(x[solid], y[solid], "-", color=_BLUE, alpha=0.6, linewidth=1.2)
+        axes.scatter(x[solid], y[solid], s=sizes[solid], color=_BLUE, edgecolors="white",
+                     linewidths=0.5, zorder=3, label="model (area ∝ rows)")
+        if (~solid).any():
+            axes.scatter(x[~solid], y[~solid], s=sizes[~solid], facecolors="none",
+                         edgecolors=_BLUE, linewidths=0.8, zorder=3,
+                         label=f"bin of < {SPARSE_BIN_ROWS} rows")
         axes.set_xlim(0, 1)
         axes.set_ylim(-0.02, 1.02)
         axes.set_title(f"{_short(curve['label'], 24)}   ECE {curve['ece']:.3f}   "
