@@ -19,7 +19,7 @@ test-set predictions; one scorer (sklearn.metrics, in the peer venv) scores them
 ROC AUC for binary tasks, log loss for multiclass (accuracy alongside), RMSE for
 regression. The systems:
 
-- tensorflux: `automl.fit(train_df, target=..., time_limit=T)` in this interpreter
+- tensorflux: `automl.fit(train_df, target=..., time_limit=T, task=...)` in this interpreter
   (or --tensorflux-python), with --tensorflux-path (default: this checkout) first on
   PYTHONPATH;
 - autogluon: TabularPredictor(presets="medium_quality", eval_metric = the task's metric);
@@ -30,7 +30,9 @@ regression. The systems:
 A system that cannot be imported is reported as "not installed"; one that crashes or
 runs past 3 x T + 300 s as "failed" / "timed out" with its last line of output. Writes
 benchmarks/results/automl.json and benchmarks/results/automl.md (scores, wall times,
-mean rank per system, mean relative gap to AutoGluon).
+mean rank per system, mean and median relative gap to AutoGluon); --work-dir keeps the
+splits and every system's predictions. The twelve default tables at 60 s take about an
+hour on 2 cores; develop with `--time-limit 15 --tables penguins carseats`.
 """
 
 from __future__ import annotations
