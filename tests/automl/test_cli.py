@@ -55,6 +55,20 @@ def test_bad_data_is_one_line_with_status_2(model_dir, tmp_path, capsys):
     assert len(error.splitlines()) == 1
 
 
+def test_predict_names_the_line_of_a_bad_value(model_dir, tmp_path, capsys):
+    frame = pd.read_csv(model_dir / "new.csv").astype({"age": object})
+    frame.loc[1, "age"] = "forty"  # data row 2: line 3 of the file
+    frame.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["automl", "predict", "--model", str(model_dir / "model"), "--data",
+                  str(tmp_path / "bad.csv")])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.strip()
+    assert error == ("tensorflux: error: column 'age', line 3: 'forty' is not a number, but "
+                     "the model reads 'age' as numbers; fix the value or leave it empty "
+                     "(missing)")
+
+
 @pytest.fixture(scope="module")
 def server_url(model_dir):
     from tensorflux._src.cli import automl_job

@@ -57,6 +57,13 @@ def test_all_constant_target():
     with pytest.raises(automl.DataError, match=r"the target column 'bought' has the same "
                                                r"value \('yes'\) in every row"):
         automl.fit(frame, target="bought")
+    numbers = mixed(50).assign(bought=3)
+    with pytest.raises(automl.DataError, match=r"has the same value \(3\) in every row"):
+        automl.fit(numbers, target="bought")
+    empty = mixed(50).assign(bought=np.nan)
+    with pytest.raises(automl.DataError, match=r"'bought' has no values \(every row is "
+                                               r"missing\)"):
+        automl.fit(empty, target="bought")
 
 
 def test_unknown_suffix(tmp_path):

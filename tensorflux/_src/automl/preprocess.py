@@ -68,6 +68,8 @@ def _skew(values):
 
 
 def _row_label(frame, position, where):
+    if where == "line":  # a file read with its default index: row 0 is line 2
+        return f"line {position + 2}"
     return f"{where} {frame.index[position]!r}"
 
 

@@ -31,16 +31,21 @@ def clean_target(frame, target, what="data"):
         y = y.where(y.astype(str).str.strip() != "")
     keep = np.asarray(y.notna())
     if not keep.any():
-        raise DataError(f"{what}: the target column {target!r} has no values")
+        raise DataError(f"{what}: the target column {target!r} has no values (every row "
+                        f"is missing); fill it in or choose another target column")
     return frame.loc[keep]
 
 
 def detect_task(y, task=None, target="target") -> str:
     import pandas as pd
     distinct = y.dropna().unique()
+    if len(distinct) == 0:
+        raise DataError(f"the target column {target!r} has no values (every row is "
+                        f"missing); fill it in or choose another target column")
     if len(distinct) < 2:
+        value = distinct[0].item() if hasattr(distinct[0], "item") else distinct[0]
         raise DataError(f"the target column {target!r} has the same value "
-                        f"({distinct[0]!r}) in every row; there is nothing to predict; "
+                        f"({value!r}) in every row; there is nothing to predict; "
                         f"choose another target column")
     numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
     if task is not None:

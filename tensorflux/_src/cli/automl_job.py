@@ -76,7 +76,10 @@ def train(data, target, time_limit=None, metric=None, task=None, validation=None
 
 def predict(model, data, output=None):
     predictor = load(model)
+    # A delimited file's rows are named by their line (the header is line 1).
+    delimited = str(data).lower().endswith((".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz"))
     frame, labels, proba = predictor.predict_both(tables.read_table(data, "--data"),
+                                                  where="line" if delimited else "row",
                                                   what="--data")
     import pandas as pd
     table = pd.DataFrame({"prediction": labels}, index=frame.index)
