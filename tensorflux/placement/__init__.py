@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 
@@ -39,6 +40,8 @@ class PlacementReport:
     assignments: dict          # method -> device index per op (op_graph order)
     results: dict              # method -> SimResult
     curve: list = dataclasses.field(default_factory=list)   # learned: per update
+    evaluations: int = 0        # learned: distinct placements scored
+    policy_seconds: float = 0.0  # learned: wall time of training the policy
 
     def step_time(self, method) -> float:
         return self.results[method].step_time
@@ -81,7 +84,7 @@ def place(graph, fetches, devices=4, *, link=None, hand=None, config=None,
     fetches = list(fetches) if isinstance(fetches, (list, tuple)) else [fetches]
     graph_ops = op_graph.build(graph, fetches)
     simulator = Simulator(graph_ops, devices, link)
-    assignments, curve = {}, []
+    assignments, curve, evaluations, seconds = {}, [], 0, 0.0
     for method in methods:
         if method == "single_device":
             assignments[method] = baselines.single_device(graph_ops, devices)
@@ -92,14 +95,17 @@ def place(graph, fetches, devices=4, *, link=None, hand=None, config=None,
         elif method == "hand" and hand is not None:
             assignments[method] = np.asarray(hand(graph_ops, len(devices)), np.int64)
         elif method == "learned":
+            start = time.perf_counter()
             trained = train(graph_ops, simulator, features.op_features(graph_ops), config)
-            curve = trained.curve
+            seconds = time.perf_counter() - start
+            curve, evaluations = trained.curve, trained.evaluations
             if trained.assignment is not None:
                 assignments[method] = trained.assignment
     results = {m: simulator.run(a) for m, a in assignments.items()}
     best = min(results, key=lambda m: results[m].step_time)
     return (to_names(graph_ops, assignments[best], devices),
-            PlacementReport(devices, graph_ops, assignments, results, curve))
+            PlacementReport(devices, graph_ops, assignments, results, curve, evaluations,
+                            seconds))
 
 
 def to_names(graph_ops, assignment, devices):

@@ -38,7 +38,8 @@ def place(model=None, devices=None, updates=None, groups=None, measure=None, out
     if devices < 1:
         raise UsageError(f"--devices: expected a positive number of devices, got {devices}")
     built = placement_models.build(model)
-    config = placement.PolicyConfig(updates=updates or 150, groups=groups or 16,
+    config = placement.PolicyConfig(updates=updates or placement.PolicyConfig.updates,
+                                    groups=groups or placement.PolicyConfig.groups,
                                     seed=seed or 0)
     best, report = placement.place(built.graph, built.fetches, devices, hand=built.hand,
                                    config=config)
@@ -65,6 +66,7 @@ def place(model=None, devices=None, updates=None, groups=None, measure=None, out
     summary = {"model": model, "devices": names, "ops": report.op_graph.size,
                "predicted": {m: r.step_time for m, r in report.results.items()},
                "measured": measured, "curve": report.curve,
+               "evaluations": report.evaluations, "policy_seconds": report.policy_seconds,
                "placement": {m: placement.to_names(report.op_graph, a, report.devices)
                              for m, a in report.assignments.items()}}
     (out / "placement.json").write_text(json.dumps(summary, indent=1))
