@@ -28,6 +28,7 @@ from tensorflux._src.placement.cost_model import (
     Simulator,
     simulated_devices,
 )
+from tensorflux.placement.measure import step_timer
 from tensorflux.placement.policy import PolicyConfig, TrainResult, train
 
 METHODS = ("single_device", "default_placer", "greedy", "hand", "learned")
@@ -69,12 +70,16 @@ def _devices(devices):
 
 
 def place(graph, fetches, devices=4, *, link=None, hand=None, config=None,
-          methods=METHODS):
+          methods=METHODS, reward=None):
     """Finds an op -> device assignment for running `fetches` of `graph` that minimizes
     the simulated step time, beside the baselines.
 
     hand:    optional `(op_graph, num_devices) -> device index per op`, the hand placement.
     config:  PolicyConfig of the learned policy.
+    reward:  what the policy is trained on: None for the cost model, or a callable
+             `(op_graph) -> ((device index per op) -> step seconds)`, e.g. measured steps
+             on real devices (measure.step_timer). Reported step times stay the cost
+             model's.
     methods: which of METHODS to run ("hand" only when `hand` is given).
     Returns ({op name: device name} of the best method, PlacementReport)."""
     unknown = [m for m in methods if m not in METHODS]
@@ -96,7 +101,8 @@ def place(graph, fetches, devices=4, *, link=None, hand=None, config=None,
             assignments[method] = np.asarray(hand(graph_ops, len(devices)), np.int64)
         elif method == "learned":
             start = time.perf_counter()
-            trained = train(graph_ops, simulator, features.op_features(graph_ops), config)
+            trained = train(graph_ops, simulator, features.op_features(graph_ops), config,
+                            measure=None if reward is None else reward(graph_ops))
             seconds = time.perf_counter() - start
             curve, evaluations = trained.curve, trained.evaluations
             if trained.assignment is not None:
@@ -124,4 +130,4 @@ def apply_placement(graph, placement):
 
 __all__ = ["METHODS", "Device", "Link", "PlacementReport", "PolicyConfig", "SimResult",
            "Simulator", "TrainResult", "apply_placement", "place", "simulated_devices",
-           "to_names", "train"]
+           "step_timer", "to_names", "train"]
