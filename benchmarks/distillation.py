@@ -8,13 +8,15 @@ student twice with the same options, seed, training rows and epochs: plainly, an
 `EXAMPLES:EPOCHS`: the student trains on the first EXAMPLES rows of its seed's shuffled
 training split (`--train-examples`; `all` for the whole split) for EPOCHS epochs.
 
-Defaults: `all:15` (the whole split, where the teacher has little to add) and `130:50`
-(about 10% of the split, 13 images per class; Hinton et al.'s 3% experiment: with few
-hard labels per class the soft targets carry most of the information). Reports each
-run's test accuracy and cross-entropy, per-seed paired differences (mean, std,
-wins/losses); writes benchmarks/results/distillation.json.
+Defaults: `130:50` (about 10% of the split, 13 images per class, trained until the
+hard-label student fits its rows: Hinton et al.'s 3% experiment, where with few hard
+labels per class the hard-target model overfits and the soft targets carry most of the
+information) and `all:15` (the whole split, where
+the 98%-accurate teacher has little to add). Reports each run's test accuracy and
+cross-entropy and the per-seed paired differences (mean, std, wins/losses); writes
+benchmarks/results/distillation.json.
 
-    python benchmarks/distillation.py [--teacher-dir RUN] [--settings all:15,130:50]
+    python benchmarks/distillation.py [--teacher-dir RUN] [--settings 130:50,all:15]
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def train(quiet, **options):
 def run_setting(quiet, args, teacher_dir, workdir, examples, epochs):
     rows = []
     tag = f"{examples or 'all'}x{epochs}"
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         common = {"model": args.student_model, "epochs": epochs, "seed": seed,
                   "train_examples": examples}
         plain = train(quiet, logdir=os.path.join(workdir, f"plain-{tag}-{seed}"), **common)
@@ -106,9 +108,12 @@ def main():
     parser.add_argument("--teacher-dir", help="reuse this trained teacher run (e.g. from an "
                                               "earlier --workdir) instead of training one")
     parser.add_argument("--student-model", default="lenet")
-    parser.add_argument("--settings", default="all:15,130:50",
+    parser.add_argument("--settings", default="130:50,all:15",
                         help="comma-separated EXAMPLES:EPOCHS (EXAMPLES: a count or all)")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="seeds run are first-seed ... first-seed + seeds - 1 (to split "
+                             "a benchmark over processes)")
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--soft-weight", type=float, default=0.5)
     parser.add_argument("--workdir", help="where runs go (default: a temporary directory)")

@@ -12,6 +12,9 @@ import pytest
 
 PROGRAM = pathlib.Path(__file__).with_name("measured_reward_program.py")
 
+# A subprocess compiling up to 12 placements: about 15-30 s on the shared machine.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def out():
