@@ -2,7 +2,7 @@
 training steps over 4 simulated devices (step times predicted by the cost model), the
 same placements measured on 4 forced host CPU devices, and the policy's learning curves.
 
-    python benchmarks/placement.py [--updates 100] [--no-measure]
+    python benchmarks/placement.py [--updates 150] [--no-measure]
 
 Writes benchmarks/results/placement.json, placement.md and placement-<model>-curve.png
 (reward over policy updates) and placement-<model>-graph.png (the learned placement).
@@ -63,7 +63,7 @@ def markdown(results, args):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", default="lstm4,resnet20")
-    parser.add_argument("--updates", type=int, default=100)
+    parser.add_argument("--updates", type=int, default=150)
     parser.add_argument("--no-measure", action="store_true")
     parser.add_argument("--workdir", default="runs/placement")
     parser.add_argument("--report-only", action="store_true",

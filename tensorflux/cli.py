@@ -178,7 +178,7 @@ def _parser():
                     "coloured by device and the learning curve under --output.")
     place.add_argument("--model", help="lstm4 (4-layer LSTM LM) or resnet20 (default: lstm4)")
     place.add_argument("--devices", type=int, help="simulated devices (default: 4)")
-    place.add_argument("--updates", type=int, help="policy updates (default: 100)")
+    place.add_argument("--updates", type=int, help="policy updates (default: 150)")
     place.add_argument("--groups", type=int, help="the grouper's groups (default: 8)")
     place.add_argument("--reward", choices=("model", "measured"),
                        help="train the policy on the cost model's step times (model, the "

@@ -41,7 +41,7 @@ class PolicyConfig:
     groups: int = 8
     hidden: int = 64
     samples: int = 16           # placements sampled per policy update
-    updates: int = 100
+    updates: int = 150
     learning_rate: float = 0.01
     baseline_decay: float = 0.9
     entropy_weight: float = 0.1
