@@ -51,6 +51,9 @@ def _parser():
                                            "(default: adam)")
     train.add_argument("--logdir", help="the run directory (default: runs/<model>-<dataset>)")
     train.add_argument("--seed", type=int, help="graph-level random seed (default: 0)")
+    train.add_argument("--train-examples", type=int, metavar="N",
+                       help="train on the first N rows of the (seed-shuffled) training "
+                            "split only (default: all)")
     train.add_argument("--teacher", metavar="RUN_DIR",
                        help="distill: train on the soft targets of this trained run's "
                             "model (same dataset) as well as the labels")
@@ -179,7 +182,11 @@ def _parser():
     place.add_argument("--model", help="lstm4 (4-layer LSTM LM) or resnet20 (default: lstm4)")
     place.add_argument("--devices", type=int, help="simulated devices (default: 4)")
     place.add_argument("--updates", type=int, help="policy updates (default: 150)")
-    place.add_argument("--groups", type=int, help="the grouper's groups (default: 16)")
+    place.add_argument("--groups", type=int, help="the grouper's groups (default: 8)")
+    place.add_argument("--reward", choices=("model", "measured"),
+                       help="train the policy on the cost model's step times (model, the "
+                            "default) or on steps measured on as many forced host CPU "
+                            "devices (measured: a compile per new placement; slow)")
     place.add_argument("--seed", type=int, help="policy seed (default: 0)")
     place.add_argument("--measure", action="store_true", default=None,
                        help="also time each placement on as many forced host CPU devices "

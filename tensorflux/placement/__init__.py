@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from tensorflux._src.placement.cost_model import (
     Simulator,
     simulated_devices,
 )
+from tensorflux.placement.measure import step_timer
 from tensorflux.placement.policy import PolicyConfig, TrainResult, train
 
 METHODS = ("single_device", "default_placer", "greedy", "hand", "learned")
@@ -39,6 +41,8 @@ class PlacementReport:
     assignments: dict          # method -> device index per op (op_graph order)
     results: dict              # method -> SimResult
     curve: list = dataclasses.field(default_factory=list)   # learned: per update
+    evaluations: int = 0        # learned: distinct placements scored
+    policy_seconds: float = 0.0  # learned: wall time of training the policy
 
     def step_time(self, method) -> float:
         return self.results[method].step_time
@@ -66,12 +70,16 @@ def _devices(devices):
 
 
 def place(graph, fetches, devices=4, *, link=None, hand=None, config=None,
-          methods=METHODS):
+          methods=METHODS, reward=None):
     """Finds an op -> device assignment for running `fetches` of `graph` that minimizes
     the simulated step time, beside the baselines.
 
     hand:    optional `(op_graph, num_devices) -> device index per op`, the hand placement.
     config:  PolicyConfig of the learned policy.
+    reward:  what the policy is trained on: None for the cost model, or a callable
+             `(op_graph) -> ((device index per op) -> step seconds)`, e.g. measured steps
+             on real devices (measure.step_timer). Reported step times stay the cost
+             model's.
     methods: which of METHODS to run ("hand" only when `hand` is given).
     Returns ({op name: device name} of the best method, PlacementReport)."""
     unknown = [m for m in methods if m not in METHODS]
@@ -81,7 +89,7 @@ def place(graph, fetches, devices=4, *, link=None, hand=None, config=None,
     fetches = list(fetches) if isinstance(fetches, (list, tuple)) else [fetches]
     graph_ops = op_graph.build(graph, fetches)
     simulator = Simulator(graph_ops, devices, link)
-    assignments, curve = {}, []
+    assignments, curve, evaluations, seconds = {}, [], 0, 0.0
     for method in methods:
         if method == "single_device":
             assignments[method] = baselines.single_device(graph_ops, devices)
@@ -92,14 +100,18 @@ def place(graph, fetches, devices=4, *, link=None, hand=None, config=None,
         elif method == "hand" and hand is not None:
             assignments[method] = np.asarray(hand(graph_ops, len(devices)), np.int64)
         elif method == "learned":
-            trained = train(graph_ops, simulator, features.op_features(graph_ops), config)
-            curve = trained.curve
+            start = time.perf_counter()
+            trained = train(graph_ops, simulator, features.op_features(graph_ops), config,
+                            measure=None if reward is None else reward(graph_ops))
+            seconds = time.perf_counter() - start
+            curve, evaluations = trained.curve, trained.evaluations
             if trained.assignment is not None:
                 assignments[method] = trained.assignment
     results = {m: simulator.run(a) for m, a in assignments.items()}
     best = min(results, key=lambda m: results[m].step_time)
     return (to_names(graph_ops, assignments[best], devices),
-            PlacementReport(devices, graph_ops, assignments, results, curve))
+            PlacementReport(devices, graph_ops, assignments, results, curve, evaluations,
+                            seconds))
 
 
 def to_names(graph_ops, assignment, devices):
@@ -118,4 +130,4 @@ def apply_placement(graph, placement):
 
 __all__ = ["METHODS", "Device", "Link", "PlacementReport", "PolicyConfig", "SimResult",
            "Simulator", "TrainResult", "apply_placement", "place", "simulated_devices",
-           "to_names", "train"]
+           "step_timer", "to_names", "train"]

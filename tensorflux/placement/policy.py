@@ -1,16 +1,28 @@
 """The hierarchical placement policy (Mirhoseini et al., ICLR 2018), as a tensorflux
 graph trained in a tensorflux Session.
 
-Grouper: a feed-forward network over each op's features (features.py) with a softmax
-    over `groups` groups; each op's group is sampled from it.
-Placer: a sequence model over the groups' embeddings (the mean features of the group's
-    ops and the log of its size): an LSTM reads the groups in order, an attention layer
-    lets each group see all the others, and a softmax over devices is sampled per group.
-    Unlike the paper's decoder it is not autoregressive (a group's device is not fed to
-    the next step); the attention gives every decision the whole sequence instead.
-Training: REINFORCE on both samples' log-probabilities with reward -sqrt(step time /
-    single-device time), a moving-average baseline, and invalid (out-of-memory)
-    placements given the step time `invalid_penalty` x single-device.
+The policy places colocation units (units.py: an op with its gradient ops, a variable
+with its reads, slots and updates), as both papers place co-located ops together.
+
+Grouper: a feed-forward network over each unit's features (features.py: op types,
+    output sizes, FLOPs, adjacency, position) with a softmax over `groups` groups; each
+    unit's group is sampled from it. A fixed prior adds `-order_prior * (g * distance)^2`
+    to a unit's logit for group k, distance being between the unit's position in the
+    topological order and group k's centre, so untrained groups are about contiguous
+    runs of the order rather than random scatterings (with 16 groups and 1,000 units a
+    random grouping sends nearly every edge across devices, and every sample is bad).
+Placer: a sequence-to-sequence model over the groups' embeddings (the mean features of
+    the group's units, the log of its size and FLOPs): an LSTM encoder reads the groups
+    in order and an autoregressive LSTM decoder, with attention over the encoder's
+    outputs, picks one device per group, fed the device it picked for the previous group
+    (sampled step by step; trained on the sampled devices fed back).
+Training: REINFORCE on both samples' log-probabilities. Reward -sqrt(step time /
+    single-device step time) (the paper's -sqrt(runtime), scaled so it does not depend
+    on the model); invalid (out-of-memory) placements get the reward of a step
+    `invalid_penalty` x single-device. The advantage is the reward minus an exponential
+    moving average of past mean rewards (the baseline), divided by a moving average of
+    the rewards' spread so the step size does not depend on how far apart step times
+    are; an entropy bonus keeps both softmaxes from collapsing early. Adam.
 """
 
 from __future__ import annotations
@@ -21,123 +33,187 @@ import math
 import numpy as np
 
 import tensorflux as tf
+from tensorflux._src.placement import units as units_lib
 
 
 @dataclasses.dataclass
 class PolicyConfig:
-    groups: int = 16
+    groups: int = 8
     hidden: int = 64
-    samples: int = 8            # placements sampled per policy update
+    samples: int = 16           # placements sampled per policy update
     updates: int = 150
-    learning_rate: float = 0.02
+    learning_rate: float = 0.01
     baseline_decay: float = 0.9
-    entropy_weight: float = 0.01
+    entropy_weight: float = 0.1
     invalid_penalty: float = 4.0
-    order_prior: float = 1.0    # strength of the contiguous-groups prior (0: none)
+    order_prior: float = 200.0  # strength of the contiguous-groups prior (0: none)
     seed: int = 0
+
+    def __post_init__(self):
+        for field in ("groups", "hidden", "samples", "updates"):
+            value = getattr(self, field)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"PolicyConfig {field}: expected a positive int, got "
+                                 f"{value!r}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"PolicyConfig learning_rate: expected a positive number, "
+                             f"got {self.learning_rate!r}")
+
+
+def unit_features(op_features, op_graph, unit_of):
+    """[units, f + 3]: the mean features of each unit's ops, the log of its op count and
+    FLOPs (scaled to [0, 1]) and its position (units.unit_positions)."""
+    count = int(unit_of.max()) + 1
+    sizes = np.bincount(unit_of, minlength=count).astype(np.float64)
+    mean = np.zeros((count, op_features.shape[1]))
+    np.add.at(mean, unit_of, op_features)
+    mean /= sizes[:, None]
+    flops = np.bincount(unit_of, weights=op_graph.flops, minlength=count)
+    # Ranks (not the first op's index, which crowds the units into the forward half
+    # since the gradient ops joined them) spread the units evenly over the groups.
+    position = units_lib.unit_positions(op_graph, unit_of)
+
+    def scaled(v):
+        v = np.log1p(v)
+        return v / v.max() if v.max() > 0 else v
+    extra = np.stack([scaled(sizes), scaled(flops), position], axis=1)
+    return np.concatenate([mean, extra], axis=1).astype(np.float32), position
 
 
 class _PolicyGraph:
-    def __init__(self, features, devices, config):
-        n = features.shape[0]
-        g, m, h = config.groups, config.samples, config.hidden
+    """One graph, two uses of the same variables: `sample` draws `samples` placements
+    (groups per unit, then devices group by group, each step fed the device it drew for
+    the previous group); `train_op` scores fed placements (the drawn devices fed back as
+    the previous-device inputs) and takes a REINFORCE step."""
+
+    def __init__(self, features, position, num_devices, config):
+        u = features.shape[0]
+        g, m, h, k = config.groups, config.samples, config.hidden, num_devices
         self.graph = tf.Graph()
         with self.graph.as_default():
             tf.set_random_seed(config.seed)
-            self.features = tf.constant(features, name="op_features")
+            feats = tf.constant(features, name="unit_features")
             with tf.variable_scope("grouper"):
-                hidden = tf.layers.dense(self.features, h, tf.nn.tanh, name="hidden")
+                hidden = tf.layers.dense(feats, h, tf.nn.tanh, name="hidden")
                 group_logits = tf.layers.dense(hidden, g, name="logits")
-            # A fixed prior: before training, groups are about contiguous runs of the
-            # topological order (ops near each other in the order tend to share one).
-            order = np.arange(n, dtype=np.float32)[:, None] / max(1, n - 1)
-            centers = (np.arange(g, dtype=np.float32)[None, :] + 0.5) / g
-            prior = -config.order_prior * g * g * (order - centers) ** 2
+            centers = (np.arange(g, dtype=np.float64)[None, :] + 0.5) / g
+            prior = -config.order_prior * (g * (position[:, None] - centers)) ** 2
             group_logits = group_logits + tf.constant(prior.astype(np.float32))
-            self.group_probs = tf.nn.softmax(group_logits)
-            group_logp = tf.nn.log_softmax(group_logits)                     # [n, g]
-            self.group_onehot = tf.placeholder(tf.float32, [m, n, g], "groups")
-            members = tf.reduce_sum(self.group_onehot, axis=1)                # [m, g]
-            summed = tf.matmul(self.group_onehot, tf.tile(self.features[None], [m, 1, 1]),
-                               transpose_a=True)                              # [m, g, f]
-            embed = tf.concat([summed / (members[..., None] + 1.0),
-                               tf.log1p(members)[..., None]], axis=-1)
-            with tf.variable_scope("placer"):
-                cell = tf.nn.rnn_cell.LSTMCell(h)
-                steps = tf.unstack(embed, axis=1)
-                outputs, _ = tf.nn.static_rnn(cell, steps, dtype=tf.float32)
-                enc = tf.stack(outputs, axis=1)                                # [m, g, h]
-                scores = tf.matmul(enc, enc, transpose_b=True) / math.sqrt(h)
-                context = tf.matmul(tf.nn.softmax(scores), enc)
-                device_logits = tf.layers.dense(tf.concat([enc, context], -1),
-                                                len(devices), name="devices")
-            self.device_probs = tf.nn.softmax(device_logits)                  # [m, g, d]
-            device_logp = tf.nn.log_softmax(device_logits)
-            self.device_onehot = tf.placeholder(tf.float32, [m, g, len(devices)], "devices")
+            group_probs = tf.nn.softmax(group_logits)                         # [u, g]
+            group_logp = tf.nn.log_softmax(group_logits)
+            drawn_groups = tf.transpose(tf.multinomial(group_logits, m))      # [m, u]
+            self.groups = tf.placeholder(tf.int64, [m, u], "groups")
+            self.devices = tf.placeholder(tf.int64, [m, g], "devices")
             self.advantage = tf.placeholder(tf.float32, [m], "advantage")
-            logp = (tf.reduce_sum(self.group_onehot * group_logp[None], axis=[1, 2])
-                    + tf.reduce_sum(self.device_onehot * device_logp, axis=[1, 2]))
-            entropy = (-tf.reduce_mean(tf.reduce_sum(self.group_probs * group_logp, -1))
-                       - tf.reduce_mean(tf.reduce_sum(self.device_probs * device_logp, -1)))
+
+            # Cells and layers are objects, so the drawing and the scoring use the same
+            # weights. The scoring runs the RNNs as while loops (dynamic_rnn): XLA
+            # compiles an unrolled LSTM's gradient for minutes on a CPU.
+            encoder_cell = tf.nn.rnn_cell.LSTMCell(h, name="placer/encoder")
+            decoder_cell = tf.nn.rnn_cell.LSTMCell(h, name="placer/decoder")
+            output_layer = tf.layers.Dense(k, name="placer/devices")
+
+            def attend(out, enc):
+                """Luong attention: each decoder output looks at every group."""
+                scores = tf.matmul(out, enc, transpose_b=True) / math.sqrt(h)  # [m, s, g]
+                context = tf.matmul(tf.nn.softmax(scores), enc)
+                return output_layer(tf.concat([out, context], -1))
+
+            def encode(groups):
+                onehot = tf.one_hot(groups, g)                                # [m, u, g]
+                members = tf.reduce_sum(onehot, axis=1)                       # [m, g]
+                summed = tf.matmul(onehot, tf.tile(feats[None], [m, 1, 1]),
+                                   transpose_a=True)                          # [m, g, f]
+                embed = tf.concat([summed / (members[..., None] + 1e-6),
+                                   tf.log1p(members)[..., None] / math.log1p(u)], -1)
+                return tf.nn.dynamic_rnn(encoder_cell, embed, dtype=tf.float32,
+                                         scope="placer_encoder")
+
+            def draw(groups):
+                enc, state = encode(groups)
+                previous, picks = tf.zeros([m, k]), []
+                for j in range(g):
+                    out, state = decoder_cell(tf.concat([enc[:, j], previous], -1), state)
+                    logits = attend(out[:, None], enc)[:, 0]
+                    picks.append(tf.multinomial(logits, 1)[:, 0])
+                    previous = tf.one_hot(picks[-1], k)
+                return tf.stack(picks, 1)                                     # [m, g]
+
+            def score(groups, devices):
+                enc, state = encode(groups)
+                previous = tf.concat([tf.zeros([m, 1, k]),
+                                      tf.one_hot(devices[:, :-1], k)], 1)
+                out, _ = tf.nn.dynamic_rnn(decoder_cell, tf.concat([enc, previous], -1),
+                                           initial_state=state, scope="placer_decoder")
+                return attend(out, enc)                                       # [m, g, k]
+
+            self.sample = (drawn_groups, draw(drawn_groups))
+            device_logits = score(self.groups, self.devices)
+            device_logp = tf.nn.log_softmax(device_logits)
+            device_probs = tf.nn.softmax(device_logits)
+            logp = (tf.reduce_sum(tf.one_hot(self.groups, g) * group_logp[None], [1, 2])
+                    + tf.reduce_sum(tf.one_hot(self.devices, k) * device_logp, [1, 2]))
+            # Summed over decisions like logp (a mean would shrink the bonus per
+            # decision as groups and units grow).
+            entropy = (-tf.reduce_sum(group_probs * group_logp)
+                       - tf.reduce_mean(tf.reduce_sum(device_probs * device_logp, [1, 2])))
             loss = -tf.reduce_mean(self.advantage * logp) - config.entropy_weight * entropy
             self.train_op = tf.train.AdamOptimizer(config.learning_rate).minimize(loss)
             self.init = tf.global_variables_initializer()
-
-
-def _sample(rng, probs):
-    """One category per row of `probs` [..., k], as indices."""
-    cumulative = np.cumsum(probs, axis=-1)
-    u = rng.random(probs.shape[:-1] + (1,)) * cumulative[..., -1:]
-    return np.minimum((u > cumulative).sum(-1), probs.shape[-1] - 1)
 
 
 @dataclasses.dataclass
 class TrainResult:
     assignment: np.ndarray       # best placement found (device index per op)
     step_time: float
-    curve: list                  # per update: (mean reward, best step time so far, mean step time)
+    # per update: (mean reward, best step time so far, mean valid step time, invalid
+    # fraction, mean reward of the policy's most likely placement is not sampled)
+    curve: list
     evaluations: int
 
 
 def train(op_graph, simulator, features, config=None, measure=None) -> TrainResult:
-    """Trains the policy against `measure(assignment) -> step time` (default: the
-    simulator, math.inf for invalid placements) and returns the best placement seen."""
+    """Trains the policy against `measure(assignment) -> step seconds` (default: the
+    simulator, math.inf for invalid placements) and returns the best placement seen.
+
+    features: per-op features (features.op_features)."""
     config = config or PolicyConfig()
     devices = simulator.devices
     measure = measure or (lambda a: simulator.run(a).step_time)
+    unit_of = units_lib.colocation_units(op_graph)
+    feats, position = unit_features(np.asarray(features), op_graph, unit_of)
     reference = float(simulator.compute[:, 0].sum()) or 1.0
-    g, m = config.groups, config.samples
-    policy = _PolicyGraph(features, devices, config)
-    rng = np.random.default_rng(config.seed)
-    eye_g, eye_d = np.eye(g, dtype=np.float32), np.eye(len(devices), dtype=np.float32)
-    baseline, best, best_time, curve = None, None, math.inf, []
+    m, k = config.samples, len(devices)
+    policy = _PolicyGraph(feats, position, k, config)
+    baseline, spread, best, best_time, curve = None, None, None, math.inf, []
+    cache = {}
     with tf.Session(graph=policy.graph) as sess:
         sess.run(policy.init)
         for _ in range(config.updates):
-            group_probs = sess.run(policy.group_probs)
-            groups = _sample(rng, np.broadcast_to(group_probs, (m,) + group_probs.shape))
-            group_onehot = eye_g[groups]
-            device_probs = sess.run(policy.device_probs, {policy.group_onehot: group_onehot})
-            placed = _sample(rng, device_probs)                                # [m, g]
+            groups, placed = sess.run(policy.sample)
             times, rewards = [], []
             for s in range(m):
-                assignment = placed[s][groups[s]]
-                t = measure(assignment)
+                assignment = placed[s][groups[s]][unit_of]
+                key = assignment.tobytes()
+                if key not in cache:
+                    cache[key] = measure(assignment)
+                t = cache[key]
                 times.append(t)
                 if t < best_time:
                     best, best_time = assignment.copy(), t
                 relative = t / reference if math.isfinite(t) else config.invalid_penalty
                 rewards.append(-math.sqrt(relative))
-            rewards = np.array(rewards, np.float32)
-            baseline = rewards.mean() if baseline is None else (
-                config.baseline_decay * baseline + (1 - config.baseline_decay) * rewards.mean())
-            # Advantages scaled by the batch's spread, so the step size does not depend
-            # on how far apart step times are (a common REINFORCE stabilizer).
-            advantage = (rewards - baseline) / (rewards.std() + 1e-3)
-            sess.run(policy.train_op, {policy.group_onehot: group_onehot,
-                                       policy.device_onehot: eye_d[placed],
-                                       policy.advantage: advantage})
+            rewards = np.array(rewards, np.float64)
+            decay = config.baseline_decay
+            if baseline is None:
+                baseline, spread = rewards.mean(), rewards.std() + 1e-6
+            advantage = (rewards - baseline) / spread
+            baseline = decay * baseline + (1 - decay) * rewards.mean()
+            spread = decay * spread + (1 - decay) * (rewards.std() + 1e-6)
+            sess.run(policy.train_op, {policy.groups: groups, policy.devices: placed,
+                                       policy.advantage: advantage.astype(np.float32)})
             finite = [t for t in times if math.isfinite(t)]
             curve.append((float(rewards.mean()), best_time,
-                          float(np.mean(finite)) if finite else math.inf))
-    return TrainResult(best, best_time, curve, config.updates * m)
+                          float(np.mean(finite)) if finite else math.inf,
+                          1.0 - len(finite) / m))
+    return TrainResult(best, best_time, curve, len(cache))

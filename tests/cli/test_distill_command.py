@@ -100,3 +100,28 @@ def test_bad_distillation_options_are_one_line_errors(teacher, tmp_path, monkeyp
     status, line = one_line_error(capsys, "train", "--logdir", "x", *argv)
     assert status == 2
     assert line.startswith("tensorflux: error: ") and message in line, line
+
+
+def test_train_examples_keeps_the_first_rows_of_the_seeds_training_split(
+        teacher, tmp_path, monkeypatch, capsys):
+    """--train-examples N trains (and distills) on N rows: the first N of the training
+    split in the seed's shuffled order, the rows a full run of that seed starts with;
+    validation and test stay whole. The digits: 1,797 images, 359 test, 10% of the
+    other 1,438 held out for validation (144), 1,294 train."""
+    from tensorflux._src.cli import data_source
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    cli.main(["train", "--model", "linear", *FAST, "--train-examples", "130", "--seed", "3",
+              "--teacher", teacher, "--logdir", "sub"])
+    out = capsys.readouterr().out
+    assert "(130 train / 144 validation / 359 test" in out
+    assert json.loads((tmp_path / "sub" / "run.json").read_text())["train_examples"] == 130
+    full = data_source.load("digits", seed=3)
+    subset = data_source.first_train_examples(full, 130)
+    assert len(full.train) == 1294
+    assert (subset.train.x == full.train.x[:130]).all()
+    assert (subset.train.y == full.train.y[:130]).all()
+    status, line = one_line_error(capsys, "train", "--logdir", "sub", "--train-examples", "50")
+    assert status == 2 and "this run was started with --train-examples 130" in line
+    status, line = one_line_error(capsys, "train", "--logdir", "y", "--train-examples", "0")
+    assert status == 2 and "--train-examples: expected a count from 1 to 1294" in line

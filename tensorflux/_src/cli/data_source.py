@@ -86,6 +86,17 @@ def load(spec: str, *, seed: int = 0, validation_fraction: float = 0.1) -> DataS
     return DataSource(dataset_name(spec), kind, train, validation, test, num_classes)
 
 
+def first_train_examples(data: DataSource, count: int) -> DataSource:
+    """`data` training on its first `count` training rows only (the training split is
+    already in the seed's random order, so this is a random subset per seed; the
+    validation and test splits stay whole)."""
+    if not isinstance(count, int) or not 1 <= count <= len(data.train):
+        raise UsageError(f"--train-examples: expected a count from 1 to "
+                         f"{len(data.train)} (the training split), got {count!r}")
+    subset = Split(data.train.x[:count], data.train.y[:count])
+    return dataclasses.replace(data, train=subset)
+
+
 def _hold_out(train: Split, fraction: float, seed: int):
     order = np.random.default_rng(seed).permutation(len(train))
     n_validation = int(round(len(order) * fraction))

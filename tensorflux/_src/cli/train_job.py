@@ -27,7 +27,8 @@ DEFAULTS = {"model": "auto", "dataset": "digits", "epochs": 25, "batch_size": 64
 # The tables have 100-500 training rows: smaller batches and more epochs give the
 # optimizer enough steps (measured: iris/wine/breast_cancer at 90/100/98% test accuracy).
 TABLE_DEFAULTS = {"epochs": 100, "batch_size": 16, "lr": 1e-2}
-FIXED_ON_RESUME = ("model", "dataset", "optimizer", "batch_size", "seed", "teacher")
+FIXED_ON_RESUME = ("model", "dataset", "optimizer", "batch_size", "seed", "teacher",
+                   "train_examples")
 # Options of distillation (--teacher); stored in run.json only by a run that distills.
 DISTILL_OPTIONS = ("teacher", "temperature", "soft_weight")
 SUMMARY_EVERY_STEPS = 10
@@ -97,6 +98,8 @@ def prepare_run(given):
     options = resolve_options({k: v for k, v in given.items() if k != "logdir"}, stored)
     check_training(options["optimizer"], options["lr"])
     data = data_source.load(options["dataset"], seed=options["seed"])
+    if options.get("train_examples") is not None:
+        data = data_source.first_train_examples(data, options["train_examples"])
     if stored is None and os.path.exists(os.path.join(run.path, "checkpoint")):
         raise UsageError(f"{run.path} has checkpoints but no run.json; pass another "
                          f"--logdir or delete the directory")

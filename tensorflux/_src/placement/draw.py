@@ -55,9 +55,10 @@ def curve_png(curve, path, title="", references=None):
     right.plot(updates, [c[1] * 1e3 for c in curve], label="learned: best so far")
     right.plot(updates, [c[2] * 1e3 for c in curve], label="learned: mean of samples",
                alpha=0.6)
-    for name, seconds in (references or {}).items():
-        right.axhline(seconds * 1e3, linestyle="--", linewidth=0.8, label=name,
-                      color=plt.get_cmap("tab10")(hash(name) % 10))
+    # Fixed colours (after the two curves'): the baselines stay told apart.
+    for i, (name, seconds) in enumerate((references or {}).items()):
+        right.axhline(seconds * 1e3, linestyle="--", linewidth=1.0, label=name,
+                      color=plt.get_cmap("tab10")(2 + i % 8))
     right.set_xlabel("policy update")
     right.set_ylabel("predicted step time (ms)")
     right.legend(fontsize=8)

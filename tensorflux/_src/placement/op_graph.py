@@ -20,6 +20,7 @@ class OpGraph:
     output_bytes: bytes of all outputs of the op (they occupy its device's memory).
     param_bytes: bytes of the variable an op is (VariableV2), else 0.
     pinned:     the device string already on the op (tf.device), "" when free.
+    colocation: each op's TF colocation groups ([b"loc:@name"], units.py).
     """
     names: list
     types: list
@@ -30,6 +31,7 @@ class OpGraph:
     param_bytes: np.ndarray
     pinned: list
     cost_sources: list = dataclasses.field(default_factory=list)
+    colocation: list = dataclasses.field(default_factory=list)  # op.colocation_groups()
 
     @property
     def size(self) -> int:
@@ -127,4 +129,5 @@ def build(graph, fetches, cost_cache=None) -> OpGraph:
                    edges=edges, flops=np.array(flops), bytes_accessed=np.array(accessed),
                    output_bytes=np.array(out_bytes, np.float64),
                    param_bytes=np.array(params, np.float64),
-                   pinned=[op.device for op in order], cost_sources=sources)
+                   pinned=[op.device for op in order], cost_sources=sources,
+                   colocation=[op.colocation_groups() for op in order])
