@@ -4,18 +4,20 @@ import types
 
 import jax
 import numpy as np
+import pytest
 
 import tensorflux as tf
 from tensorflux._src.compiler import options
+from tensorflux._src.ops.nn import conv_lowering
 from tensorflux._src.runtime.config import compiler_options_config
 
 CPU = jax.devices("cpu")[0]
 KEY = options.LIBRARY_FUSION_KEY
 
 
-def _op(library_fusion):
+def _op(library_fusion, lowering_choices=()):
     return types.SimpleNamespace(op_def=types.SimpleNamespace(
-        xla_cpu_library_fusion=library_fusion))
+        xla_cpu_library_fusion=library_fusion, lowering_choices=lowering_choices))
 
 
 def test_candidates_only_for_marked_ops():
@@ -29,6 +31,44 @@ def test_user_setting_the_key_turns_tuning_off_and_none_removes():
         {KEY: "LIBRARY_FUSION_TYPE_DOT"}]
     other = {"xla_cpu_enable_fast_math": True}
     assert options.candidates([_op(False)], CPU, other) == [other]
+
+
+def test_lowering_switches_multiply_the_candidates():
+    dw = conv_lowering.DEPTHWISE
+    ops = [_op(True, (dw,)), _op(True)]
+    assert options.candidates(ops, CPU) == [
+        {KEY: "LIBRARY_FUSION_TYPE_DOT", dw: "shifted"},
+        {KEY: "LIBRARY_FUSION_TYPE_DOT", dw: "grouped_conv"},
+        {dw: "shifted"}, {dw: "grouped_conv"}]
+    # a switch the user set is not tuned; None means the default lowering
+    assert options.candidates(ops, CPU, {dw: "shifted", KEY: None}) == [{dw: "shifted"}]
+    assert options.candidates(ops, CPU, {dw: None}) == [options.LIBRARY_DOT_FUSION, {}]
+    # off CPU nothing is tuned
+    gpu = types.SimpleNamespace(platform="gpu")
+    assert options.candidates(ops, gpu) == [{}]
+
+
+def test_unknown_lowering_choice_names_the_alternatives():
+    dw = conv_lowering.DEPTHWISE
+    with pytest.raises(ValueError, match="tensorflux_depthwise_lowering.*'shifted', "
+                                         "'grouped_conv'.*got 'fast'"):
+        options.candidates([_op(True, (dw,))], CPU, {dw: "fast"})
+
+
+def test_bind_takes_lowering_switches_out_of_xla_options():
+    dw = conv_lowering.DEPTHWISE
+    seen = []
+
+    def fn(x):
+        seen.append(conv_lowering.choice(dw))
+        return x
+
+    bound, device, xla = options.bind(fn, {dw: "shifted", KEY: "LIBRARY_FUSION_TYPE_DOT"},
+                                      CPU)
+    assert device is CPU and xla == {KEY: "LIBRARY_FUSION_TYPE_DOT"}
+    bound(1)
+    fn(1)
+    assert seen == ["shifted", "grouped_conv"]  # only while the bound function runs
 
 
 def test_autotuner_keeps_the_faster_candidate():

@@ -94,6 +94,10 @@ class _SessionStep:
     def run(self):
         return self.session.run([self.train_op, self.loss])[1]
 
+    def tuning(self):
+        """Whether a compiled run of the session is still choosing its compiler options."""
+        return any(executable.tuning for executable in self.session._executables.values())
+
     def close(self):
         self.session.close()
 
@@ -116,13 +120,22 @@ class TrainStep(_SessionStep):
         self._start()
 
 
-def time_steps(run, batch_size, warmup, steps, windows, unit="images"):
-    """`unit`/sec per timed window after `warmup` steps (the first one compiles);
-    `batch_size` is the number of `unit` (images, tokens) one step trains on."""
+MAX_TUNING_STEPS = 100
+
+
+def time_steps(run, batch_size, warmup, steps, windows, unit="images", tuning=None):
+    """`unit`/sec per timed window after `warmup` steps (the first one compiles), and
+    after more while `tuning()` says the compiler-option autotuner is still timing its
+    candidates; `batch_size` is the number of `unit` (images, tokens) one step trains
+    on."""
     started = time.perf_counter()
     first_loss = float(run())
     first_step = time.perf_counter() - started
     for _ in range(max(warmup - 1, 0)):
+        run()
+    for _ in range(MAX_TUNING_STEPS if tuning is not None else 0):
+        if not tuning():
+            break
         run()
     rates = []
     for _ in range(windows):
@@ -140,7 +153,7 @@ def bench_tensorflux(model, batch_size, image_size, num_classes, precision, timi
                      real_data=False):
     step = TrainStep(model, batch_size, image_size, num_classes, precision, real_data)
     try:
-        return time_steps(step.run, batch_size, **timing)
+        return time_steps(step.run, batch_size, **timing, tuning=step.tuning)
     finally:
         step.close()
 
@@ -188,7 +201,8 @@ def bench_transformer(spec, batch_size, seq_len, precision, timing):
     """Tokens/sec (and sequences/sec) of Transformer `spec`'s training step."""
     step = TransformerTrainStep(spec, batch_size, seq_len, precision)
     try:
-        row = time_steps(step.run, batch_size * seq_len, **timing, unit="tokens")
+        row = time_steps(step.run, batch_size * seq_len, **timing, unit="tokens",
+                         tuning=step.tuning)
     finally:
         step.close()
     row["sequences_per_sec"] = row["tokens_per_sec"] / seq_len

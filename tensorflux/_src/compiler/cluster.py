@@ -103,8 +103,8 @@ class Cluster:
         compile_cache.enable()  # executables persist across processes (once decided, free)
         # data_inputs: many-host replicas decide by the tensors which arguments are a
         # worker's own slice of the batch (tensorflux/distribute/multi_worker.py).
-        jitted = [devices.jit_on(run_graph, self.device, opts, donate, self.replicas,
-                                 data_inputs=traced_inputs)
+        jitted = [devices.jit_on(*options.bind(run_graph, opts, self.device), donate,
+                                 self.replicas, data_inputs=traced_inputs)
                   for opts in self._options_tried]
         self._stats.executables += 1
         if len(jitted) == 1:
@@ -150,6 +150,11 @@ class Cluster:
         return dict(self._options_tried[0])
 
     @property
+    def tuning(self):
+        """Whether the compiler-option autotuner is still timing candidates."""
+        return isinstance(self.jitted, options.Autotuner) and self.jitted.chosen is None
+
+    @property
     def is_plain(self):
         """No variables, randomness or compile-time inputs: a call is the jitted function."""
         plan = self.state
@@ -186,7 +191,8 @@ class Cluster:
             axes = (0,) * (len(self.inputs) + (1 if self.random_ops else 0))
             mapped = jax.vmap(self._run_graph,
                               in_axes=axes + (None,) * len(self._const_values))
-            self._batched = devices.jit_on(mapped, self.device, self.compiler_options)
+            self._batched = devices.jit_on(*options.bind(mapped, self.compiler_options,
+                                                         self.device))
         keys = ()
         if self.random_ops:
             keys = (session_state.draw_keys(self.random_ops, times=count),)

@@ -19,11 +19,14 @@ its ConfigProto) are applied on top and win; setting the library-fusion key your
 
 from __future__ import annotations
 
+import functools
+import itertools
 import time
 
 import jax
 
 from tensorflux._src.compiler import compile_cache
+from tensorflux._src.ops.nn import conv_lowering
 
 LIBRARY_FUSION_KEY = "xla_cpu_experimental_ynn_fusion_type"
 LIBRARY_DOT_FUSION = {LIBRARY_FUSION_KEY: "LIBRARY_FUSION_TYPE_DOT"}
@@ -40,13 +43,44 @@ def _apply_user(options, user_options):
 
 
 def candidates(ops, device, user_options=None) -> list:
-    """Option sets worth trying for a cluster, most promising first (one = no tuning)."""
+    """Option sets worth trying for a cluster, most promising first (one = no tuning).
+
+    On XLA:CPU, the product of: with and without library dot fusion (for clusters with
+    an op marked `xla_cpu_library_fusion`) and each alternative of every lowering switch
+    an op of the cluster lists (`lowering_choices`, conv_lowering.py). What the user set
+    is not tuned."""
     user_options = user_options or {}
-    wants_library = device.platform == "cpu" and any(op.op_def.xla_cpu_library_fusion
-                                                    for op in ops)
-    if not wants_library or LIBRARY_FUSION_KEY in user_options:
+    for key, value in user_options.items():
+        if conv_lowering.is_switch(key) and value is not None:
+            conv_lowering.check(key, value)
+    if device.platform != "cpu":
         return [_apply_user({}, user_options)]
-    return [_apply_user(LIBRARY_DOT_FUSION, user_options), _apply_user({}, user_options)]
+    axes = []
+    if (LIBRARY_FUSION_KEY not in user_options
+            and any(op.op_def.xla_cpu_library_fusion for op in ops)):
+        axes.append([LIBRARY_DOT_FUSION, {}])
+    switches = sorted({key for op in ops for key in op.op_def.lowering_choices}
+                      - set(user_options))
+    for key in switches:
+        axes.append([{key: value} for value in conv_lowering.ALTERNATIVES[key]])
+    return [_apply_user({k: v for part in combo for k, v in part.items()}, user_options)
+            for combo in itertools.product(*axes)]
+
+
+def bind(fn, options, device):
+    """(the function to jit, `device`, XLA's options) of one candidate, as
+    devices.jit_on takes them: our lowering switches are taken out of the options and
+    made current while `fn` is traced."""
+    xla_options, choices = conv_lowering.split(options)
+    if not choices:
+        return fn, device, xla_options
+
+    @functools.wraps(fn)
+    def traced(*args):
+        with conv_lowering.use(choices):
+            return fn(*args)
+
+    return traced, device, xla_options
 
 
 class Autotuner:

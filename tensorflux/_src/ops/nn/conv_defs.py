@@ -32,6 +32,8 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.nn import conv_grads as _g
+from tensorflux._src.ops.nn import conv_lowering
+from tensorflux._src.ops.nn import depthwise_shifted as _dw_shifted
 from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS,
                                                  PADDINGS_EXPLICIT, channel_axis,
                                                  check_valid_padding, explicit_pads, make_shape,
@@ -197,11 +199,34 @@ def _conv3d_lower(input, filter, strides, padding, data_format, dilations):  # n
     return _conv(input, filter, strides, padding, (), data_format, dilations, groups)
 
 
+def _shifted_window(x_shape, w_shape, strides, padding, explicit_paddings, data_format,
+                    dilations):
+    """The (h, w) strides, dilations, pads and output size of a depthwise window, for
+    depthwise_shifted.py."""
+    axes = spatial_axes(data_format, 4)
+    pads, out = [], []
+    for i, ax in enumerate(axes):
+        before, after, size = window_pads(x_shape[ax], w_shape[i], dilations[ax], strides[ax],
+                                          padding, *explicit_pads(explicit_paddings, ax))
+        pads.append((before, after))
+        out.append(size)
+    return dict(strides=[strides[a] for a in axes], dilations=[dilations[a] for a in axes],
+                pads=pads), out
+
+
+def _shifted():
+    return conv_lowering.choice(conv_lowering.DEPTHWISE) == "shifted"
+
+
 def _depthwise_lower(input, filter, strides, padding, explicit_paddings, data_format,  # noqa: A002
                      dilations):
     _check_kernel_attrs(strides, dilations, data_format)
     in_depth = input.shape[channel_axis(data_format, 4)]
     w = _depthwise_filter(filter, in_depth)
+    if _shifted():
+        window, out = _shifted_window(input.shape, filter.shape, strides, padding,
+                                      explicit_paddings, data_format, dilations)
+        return _dw_shifted.forward(input, filter, out=out, data_format=data_format, **window)
     return _conv(input, w, strides, padding, explicit_paddings, data_format, dilations,
                  in_depth)
 
@@ -259,6 +284,10 @@ def _backprop_input(label, depthwise=False):
         x_shape = _sizes(input_sizes, label, "input_sizes")
         _check_backprop(label, x_shape, filter.shape, out_backprop.shape, depthwise=depthwise,
                         **attrs)
+        if depthwise and _shifted():
+            window, _ = _shifted_window(x_shape, filter.shape, **attrs)
+            return _dw_shifted.backprop_input(x_shape, filter, out_backprop,
+                                           data_format=data_format, **window)
         spec = jax.ShapeDtypeStruct(x_shape, out_backprop.dtype)
         transpose = jax.linear_transpose(lambda x: _forward(x, filter, attrs, depthwise), spec)
         return transpose(out_backprop)[0]
@@ -274,6 +303,10 @@ def _backprop_filter(label, depthwise=False):
         w_shape = _sizes(filter_sizes, label, "filter_sizes")
         _check_backprop(label, input.shape, w_shape, out_backprop.shape, depthwise=depthwise,
                         **attrs)
+        if depthwise and _shifted():
+            window, _ = _shifted_window(input.shape, w_shape, **attrs)
+            return _dw_shifted.backprop_filter(input, w_shape, out_backprop,
+                                            data_format=data_format, **window)
         spec = jax.ShapeDtypeStruct(w_shape, out_backprop.dtype)
         transpose = jax.linear_transpose(lambda w: _forward(input, w, attrs, depthwise), spec)
         return transpose(out_backprop)[0]
@@ -298,7 +331,7 @@ def _conv_attrs(formats, explicit=True, cudnn=False):
 
 
 def _register(name, inputs, shape, lower, grad, formats, explicit=True, cudnn=False,
-              extra_attrs=None, min_strides=0):
+              extra_attrs=None, min_strides=0, lowering_choices=()):
     attrs, rules = _conv_attrs(formats, explicit, cudnn)
     attrs.update(extra_attrs or {})
     rules["strides"] = min_strides
@@ -306,6 +339,7 @@ def _register(name, inputs, shape, lower, grad, formats, explicit=True, cudnn=Fa
     # Convolutions compile ~2x faster on XLA:CPU with library dot fusion (options.py).
     register(OpDef(name, inputs=inputs, outputs=("output: T",), attrs=attrs, shape=shape,
                    lower=lower, grad=grad, xla_cpu_library_fusion=True,
+                   lowering_choices=lowering_choices,
                    type_defaults={"Tshape": _I32} if "Tshape" in attrs else {}))
 
 
@@ -329,12 +363,15 @@ _register("Conv3DBackpropFilterV2", ("input: T", "filter_sizes: int32", "out_bac
           _g.conv3d_backprop_filter_grad, FORMATS_3D, explicit=False, min_strides=5)
 
 _register("DepthwiseConv2dNative", ("input: T", "filter: T"), _depthwise_shape,
-          _depthwise_lower, _g.depthwise_grad, FORMATS_2D)
+          _depthwise_lower, _g.depthwise_grad, FORMATS_2D,
+          lowering_choices=(conv_lowering.DEPTHWISE,))
 _register("DepthwiseConv2dNativeBackpropInput",
           ("input_sizes: int32", "filter: T", "out_backprop: T"), _shape_from_tensor(0, 4),
           _backprop_input("DepthwiseConv2dNativeBackpropInput", depthwise=True),
-          _g.depthwise_backprop_input_grad, FORMATS_2D)
+          _g.depthwise_backprop_input_grad, FORMATS_2D,
+          lowering_choices=(conv_lowering.DEPTHWISE,))
 _register("DepthwiseConv2dNativeBackpropFilter",
           ("input: T", "filter_sizes: int32", "out_backprop: T"), _shape_from_tensor(1, 4),
           _backprop_filter("DepthwiseConv2dNativeBackpropFilter", depthwise=True),
-          _g.depthwise_backprop_filter_grad, FORMATS_2D)
+          _g.depthwise_backprop_filter_grad, FORMATS_2D,
+          lowering_choices=(conv_lowering.DEPTHWISE,))

@@ -1,0 +1,117 @@
+"""Depthwise convolution and its two backprop ops as sums of shifted multiply-adds.
+
+XLA:CPU has no depthwise kernel: its grouped convolution with one group per channel is
+expanded into a dense convolution with a block-diagonal filter (C times the work),
+and the filter gradient (a batch-grouped convolution) likewise. Written instead as
+kh * kw strided slices of the padded input, each times one tap of the filter, summed,
+the whole convolution is elementwise work that XLA fuses into one loop, and so are its
+backprops written the same way (not derived by transposition, which would materialize
+one padded copy per tap):
+
+    forward:          y[n, o, c*M+m] = sum_t xpad[n, o*s + t*d, c] * w[t, c, m]
+    backprop input:   dx[n, h, c] = sum_t gpad[n, h + t*d, c, m] * w[k-1-t, c, m]
+                      (g = dy, interior-padded by s - 1 and padded by (k-1)*d - pad_before
+                      in front: the adjoint of the strided window)
+    backprop filter:  dw[t, c, m] = sum_{n, o} xpad[n, o*s + t*d, c] * dy[n, o, c*M+m]
+
+(t runs over the 2-D taps, o over output positions). Half-precision inputs are
+accumulated in float32 and rounded once, as TF's kernels do. NCHW data is computed in
+NHWC (XLA fuses the transposes into the loops). The conv_defs.py lowerings call these
+when the `tensorflux_depthwise_lowering` switch is "shifted" (conv_lowering.py).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import lax
+
+
+def _acc_dtype(dtype):
+    return jnp.float32 if jnp.dtype(dtype).itemsize < 4 else dtype
+
+
+def _to_nhwc(x, data_format):
+    return jnp.transpose(x, (0, 2, 3, 1)) if data_format == "NCHW" else x
+
+
+def _from_nhwc(x, data_format):
+    return jnp.transpose(x, (0, 3, 1, 2)) if data_format == "NCHW" else x
+
+
+def _taps(xp, kernel, out, strides, dilations):
+    """(i, j, window) for each filter tap: the strided slice of `xp` (NHWC) it meets."""
+    n, _, _, c = xp.shape
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            start = (0, i * dilations[0], j * dilations[1], 0)
+            limit = (n, start[1] + (out[0] - 1) * strides[0] + 1,
+                     start[2] + (out[1] - 1) * strides[1] + 1, c)
+            yield i, j, lax.slice(xp, start, limit, (1, strides[0], strides[1], 1))
+
+
+def _pad(x, pads):
+    return lax.pad(x, jnp.zeros((), x.dtype), [(0, 0, 0), (*pads[0], 0), (*pads[1], 0),
+                                               (0, 0, 0)])
+
+
+def forward(x, w, strides, dilations, pads, out, data_format):
+    """y = depthwise_conv2d(x, w); `strides`/`dilations` are the (h, w) values, `pads`
+    ((before, after) per spatial axis) and `out` (Ho, Wo) the window_pads ones."""
+    x = _to_nhwc(x, data_format)
+    acc = _acc_dtype(x.dtype)
+    kh, kw, c, m = w.shape
+    wa = w.astype(acc)
+    total = None
+    for i, j, window in _taps(_pad(x, pads), (kh, kw), out, strides, dilations):
+        window = window.astype(acc)
+        if m == 1:
+            term = window * wa[i, j, :, 0]
+        else:
+            term = (window[..., None] * wa[i, j]).reshape(window.shape[:3] + (c * m,))
+        total = term if total is None else total + term
+    return _from_nhwc(total.astype(x.dtype), data_format)
+
+
+def backprop_input(x_shape, w, dy, strides, dilations, pads, data_format):
+    """dx of forward() at input shape `x_shape` (in `data_format`)."""
+    dy = _to_nhwc(dy, data_format)
+    n, h, wd, c = _to_nhwc_shape(x_shape, data_format)
+    kh, kw, _, m = w.shape
+    acc = _acc_dtype(dy.dtype)
+    g = dy.astype(acc).reshape(dy.shape[:3] + (c, m))
+    spatial = []
+    for axis, (size, k, s, d, (before, _)) in enumerate(
+            zip((h, wd), (kh, kw), strides, dilations, pads)):
+        out = dy.shape[1 + axis]
+        low = (k - 1) * d - before
+        high = size + (k - 1) * d - low - ((out - 1) * s + 1)
+        spatial.append((low, high, s - 1))
+    gp = lax.pad(g, jnp.zeros((), acc), [(0, 0, 0), spatial[0], spatial[1], (0, 0, 0),
+                                         (0, 0, 0)])
+    wa = w.astype(acc)
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            start = (0, i * dilations[0], j * dilations[1], 0, 0)
+            window = lax.slice(gp, start, (n, start[1] + h, start[2] + wd, c, m))
+            tap = wa[kh - 1 - i, kw - 1 - j]
+            term = window[..., 0] * tap[:, 0] if m == 1 else (window * tap).sum(-1)
+            total = term if total is None else total + term
+    return _from_nhwc(total.astype(dy.dtype), data_format)
+
+
+def backprop_filter(x, w_shape, dy, strides, dilations, pads, data_format):
+    """dw of forward() at filter shape `w_shape` [kh, kw, C, M]."""
+    x, dy = _to_nhwc(x, data_format), _to_nhwc(dy, data_format)
+    kh, kw, c, m = w_shape
+    acc = _acc_dtype(x.dtype)
+    g = dy.astype(acc).reshape(dy.shape[:3] + (c, m))
+    taps = []
+    for _, _, window in _taps(_pad(x, pads), (kh, kw), dy.shape[1:3], strides, dilations):
+        taps.append(jnp.sum(window.astype(acc)[..., None] * g, axis=(0, 1, 2)))
+    return jnp.stack(taps).reshape(w_shape).astype(x.dtype)
+
+
+def _to_nhwc_shape(shape, data_format):
+    shape = tuple(shape)
+    return (shape[0], shape[2], shape[3], shape[1]) if data_format == "NCHW" else shape
