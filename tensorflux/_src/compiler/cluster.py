@@ -66,7 +66,8 @@ class Cluster:
         self.donated = [v for v in self.state.start_vars if v in written]
         self._touches_variables = bool(self.state.start_vars or self.state.written_vars
                                        or self.state.checked_vars)
-        self._options_tried = options.candidates(ops, self.device, compiler_options)
+        self._option_axes = options.candidate_axes(ops, self.device, compiler_options)
+        self._options_tried = options.combine(self._option_axes, compiler_options)
         # Inputs compiled in as constants (see _compile_time_inputs), and one executable
         # per distinct value of them. Data-dependent sizes computed by a host step (a
         # dynamic TensorArray's size) are compiled in from the start: they are why the
@@ -109,7 +110,8 @@ class Cluster:
         self._stats.executables += 1
         if len(jitted) == 1:
             return jitted[0]
-        return options.Autotuner(jitted, self._options_tried, self.device)
+        return options.Autotuner(jitted, self._options_tried, self.device,
+                                 shape=[len(axis) for axis in self._option_axes])
 
     def _select(self, args, facts):
         """The executable for these input values and initialization facts, and the values

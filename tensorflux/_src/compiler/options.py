@@ -24,6 +24,7 @@ import itertools
 import time
 
 import jax
+import numpy as np
 
 from tensorflux._src.compiler import compile_cache
 from tensorflux._src.ops.nn import conv_lowering
@@ -42,29 +43,42 @@ def _apply_user(options, user_options):
     return options
 
 
-def candidates(ops, device, user_options=None) -> list:
-    """Option sets worth trying for a cluster, most promising first (one = no tuning).
+def _switches(op):
+    choices = op.op_def.lowering_choices
+    return choices(op) if callable(choices) else choices
 
-    On XLA:CPU, the product of: with and without library dot fusion (for clusters with
-    an op marked `xla_cpu_library_fusion`) and each alternative of every lowering switch
-    an op of the cluster lists (`lowering_choices`, conv_lowering.py). What the user set
-    is not tuned."""
+
+def candidate_axes(ops, device, user_options=None) -> list:
+    """The independent choices worth trying for a cluster: one list of option dicts per
+    axis (library dot fusion or not; each lowering switch an op of the cluster has). On
+    XLA:CPU only; what the user set is not tuned."""
     user_options = user_options or {}
     for key, value in user_options.items():
         if conv_lowering.is_switch(key) and value is not None:
             conv_lowering.check(key, value)
     if device.platform != "cpu":
-        return [_apply_user({}, user_options)]
+        return []
     axes = []
     if (LIBRARY_FUSION_KEY not in user_options
             and any(op.op_def.xla_cpu_library_fusion for op in ops)):
         axes.append([LIBRARY_DOT_FUSION, {}])
-    switches = sorted({key for op in ops for key in op.op_def.lowering_choices}
-                      - set(user_options))
+    switches = sorted({key for op in ops for key in _switches(op)} - set(user_options))
     for key in switches:
         axes.append([{key: value} for value in conv_lowering.ALTERNATIVES[key]])
+    return axes
+
+
+def combine(axes, user_options=None) -> list:
+    """Every combination of one choice per axis (itertools.product order), with the
+    user's options on top; [user options] without axes."""
     return [_apply_user({k: v for part in combo for k, v in part.items()}, user_options)
             for combo in itertools.product(*axes)]
+
+
+def candidates(ops, device, user_options=None) -> list:
+    """Option sets worth trying for a cluster, most promising first (one = no tuning):
+    the combinations of `candidate_axes`."""
+    return combine(candidate_axes(ops, device, user_options), user_options)
 
 
 def bind(fn, options, device):
@@ -90,19 +104,53 @@ class Autotuner:
     for page faults), then timed calls alternate; the minimum time per candidate
     decides. The state threaded through runs (variables, PRNG counts) is the same
     whichever executable computes a step, so tuning changes only speed.
+
+    With `shape` (the number of choices per axis; the candidates are their product in
+    itertools.product order) the search goes one axis at a time: the choices of the
+    first axis are compared with the others at their first choice, the winner is kept,
+    then the next axis is varied, and so on (coordinate descent). That compiles
+    1 + sum(n - 1) candidates instead of their product (4 instead of 8 for three
+    two-way choices); only the compared ones are ever compiled.
     """
 
     WARMUP, TIMED = 2, 3  # calls per candidate
 
-    def __init__(self, jitted, options, device=None):
+    def __init__(self, jitted, options, device=None, shape=None):
         self._jitted, self._options = list(jitted), list(options)
-        self._times = [[] for _ in self._jitted]
+        self._shape = tuple(shape) if shape else (len(self._jitted),)
+        if int(np.prod(self._shape)) != len(self._jitted):
+            raise ValueError(f"shape {self._shape} does not match {len(self._jitted)} "
+                             f"candidates")
+        self._best = [0] * len(self._shape)  # the choice per axis so far
+        self._axis = -1
+        self._stage = []  # the candidates being compared now
+        self._times = {}
         self._calls = 0
         self._device = device
         self._key = None  # the cluster's fingerprint once known (compile_cache)
         self.chosen = None
-        self.report = None
+        self.report = []  # (options, best seconds) of every candidate timed
         self.remembered = False  # chosen from an earlier process's measurement
+        self._next_stage()
+
+    def _index(self, choices):
+        return int(np.ravel_multi_index(tuple(choices), self._shape))
+
+    def _next_stage(self):
+        """Moves to the next axis with more than one choice; False when none is left."""
+        while self._axis + 1 < len(self._shape):
+            self._axis += 1
+            n = self._shape[self._axis]
+            if n > 1:
+                self._stage = []
+                for choice in range(n):
+                    choices = list(self._best)
+                    choices[self._axis] = choice
+                    self._stage.append(self._index(choices))
+                self._times = {i: [] for i in self._stage}
+                self._calls = 0
+                return True
+        return False
 
     def _recall(self, args):
         """Looks for an earlier process's choice for this cluster in the persistent
@@ -130,25 +178,35 @@ class Autotuner:
 
     @property
     def options(self):
-        return self._options[self.chosen] if self.chosen is not None else self._options[0]
+        if self.chosen is not None:
+            return self._options[self.chosen]
+        return self._options[self._index(self._best)]
 
     def __call__(self, *args):
-        if self._calls == 0 and self.chosen is None:
+        if self._calls == 0 and self._axis == 0 and self.chosen is None:
             self._recall(args)
         if self.chosen is not None:
             return self._jitted[self.chosen](*args)
-        index = self._calls % len(self._jitted)
-        timed = self._calls >= self.WARMUP * len(self._jitted)
+        stage = self._stage
+        index = stage[self._calls % len(stage)]
+        timed = self._calls >= self.WARMUP * len(stage)
         start = time.perf_counter()
         outs = self._jitted[index](*args)
         if timed:
             jax.block_until_ready(outs)
             self._times[index].append(time.perf_counter() - start)
         self._calls += 1
-        if all(len(t) >= self.TIMED for t in self._times):
-            best = [min(t) for t in self._times]
-            self.report = [(opts, t) for opts, t in zip(self._options, best)]
-            self._keep(best.index(min(best)))
-            if self._key is not None:
-                compile_cache.save_choice(self._key, self.chosen, self.report)
+        if all(len(t) >= self.TIMED for t in self._times.values()):
+            best = {i: min(t) for i, t in self._times.items()}
+            self.report.extend((self._options[i], best[i]) for i in stage)
+            winner = min(stage, key=best.get)
+            self._best = list(np.unravel_index(winner, self._shape))
+            self._best = [int(b) for b in self._best]
+            for i in stage:  # free the losers' executables
+                if i != winner:
+                    self._jitted[i] = None
+            if not self._next_stage():
+                self._keep(winner)
+                if self._key is not None:
+                    compile_cache.save_choice(self._key, self.chosen, self.report)
         return outs

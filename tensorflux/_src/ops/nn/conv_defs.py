@@ -32,6 +32,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.nn import conv_grads as _g
+from tensorflux._src.ops.nn import conv_im2col as _cols
 from tensorflux._src.ops.nn import conv_lowering
 from tensorflux._src.ops.nn import depthwise_shifted as _dw_shifted
 from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS,
@@ -185,10 +186,34 @@ def _depthwise_filter(w, in_depth, label=None):
     return w.reshape(w.shape[:2] + (1, w.shape[2] * w.shape[3]))
 
 
+def _im2col(x_shape, w_shape, groups=None):
+    """Whether this 2-D convolution is lowered as im2col (conv_im2col.py): the switch
+    says so and it is an ungrouped k x k (k > 1) one; 1x1 convolutions are dots in XLA
+    already."""
+    if groups is None:
+        groups = x_shape[-1] // w_shape[-2] if len(x_shape) == 4 else 0
+    return (len(x_shape) == 4 and groups == 1 and w_shape[0] * w_shape[1] > 1
+            and conv_lowering.choice(conv_lowering.CONV2D) == "im2col")
+
+
+def _conv2d_choices(op):
+    """Conv2D and its backprop ops have a choice only for ungrouped k x k filters (an
+    unknown shape might be one)."""
+    shape = op.outputs[0].shape if op.type == "Conv2DBackpropFilter" else op.inputs[1].shape
+    if shape is not None and shape.rank == 4 and shape[0].value is not None \
+            and shape[1].value is not None and shape[0].value * shape[1].value == 1:
+        return ()
+    return (conv_lowering.CONV2D,)
+
+
 def _conv2d_lower(input, filter, strides, padding, explicit_paddings, data_format,  # noqa: A002
                   dilations):
     _check_kernel_attrs(strides, dilations, data_format)
     groups = _groups(input.shape, filter.shape, data_format)
+    if _im2col(input.shape, filter.shape, groups):
+        window, out = _shifted_window(input.shape, filter.shape, strides, padding,
+                                      explicit_paddings, data_format, dilations)
+        return _cols.forward(input, filter, out=out, data_format=data_format, **window)
     return _conv(input, filter, strides, padding, explicit_paddings, data_format, dilations,
                  groups)
 
@@ -212,6 +237,11 @@ def _shifted_window(x_shape, w_shape, strides, padding, explicit_paddings, data_
         out.append(size)
     return dict(strides=[strides[a] for a in axes], dilations=[dilations[a] for a in axes],
                 pads=pads), out
+
+
+def _nhwc(shape, data_format):
+    shape = tuple(shape)
+    return (shape[0], *shape[2:], shape[1]) if data_format.startswith("NC") else shape
 
 
 def _shifted():
@@ -288,6 +318,10 @@ def _backprop_input(label, depthwise=False):
             window, _ = _shifted_window(x_shape, filter.shape, **attrs)
             return _dw_shifted.backprop_input(x_shape, filter, out_backprop,
                                            data_format=data_format, **window)
+        if not depthwise and _im2col(_nhwc(x_shape, data_format), filter.shape):
+            window, _ = _shifted_window(x_shape, filter.shape, **attrs)
+            return _cols.backprop_input(x_shape, filter, out_backprop,
+                                          data_format=data_format, **window)
         spec = jax.ShapeDtypeStruct(x_shape, out_backprop.dtype)
         transpose = jax.linear_transpose(lambda x: _forward(x, filter, attrs, depthwise), spec)
         return transpose(out_backprop)[0]
@@ -307,6 +341,10 @@ def _backprop_filter(label, depthwise=False):
             window, _ = _shifted_window(input.shape, w_shape, **attrs)
             return _dw_shifted.backprop_filter(input, w_shape, out_backprop,
                                             data_format=data_format, **window)
+        if not depthwise and _im2col(_nhwc(input.shape, data_format), w_shape):
+            window, _ = _shifted_window(input.shape, w_shape, **attrs)
+            return _cols.backprop_filter(input, w_shape, out_backprop,
+                                           data_format=data_format, **window)
         spec = jax.ShapeDtypeStruct(w_shape, out_backprop.dtype)
         transpose = jax.linear_transpose(lambda w: _forward(input, w, attrs, depthwise), spec)
         return transpose(out_backprop)[0]
@@ -344,13 +382,15 @@ def _register(name, inputs, shape, lower, grad, formats, explicit=True, cudnn=Fa
 
 
 _register("Conv2D", ("input: T", "filter: T"), _conv_shape, _conv2d_lower, _g.conv2d_grad,
-          FORMATS_2D, cudnn=True)
+          FORMATS_2D, cudnn=True, lowering_choices=_conv2d_choices)
 _register("Conv2DBackpropInput", ("input_sizes: int32", "filter: T", "out_backprop: T"),
           _shape_from_tensor(0, 4), _backprop_input("Conv2DBackpropInput"),
-          _g.conv2d_backprop_input_grad, FORMATS_2D, cudnn=True)
+          _g.conv2d_backprop_input_grad, FORMATS_2D, cudnn=True,
+          lowering_choices=_conv2d_choices)
 _register("Conv2DBackpropFilter", ("input: T", "filter_sizes: int32", "out_backprop: T"),
           _shape_from_tensor(1, 4), _backprop_filter("Conv2DBackpropFilter"),
-          _g.conv2d_backprop_filter_grad, FORMATS_2D, cudnn=True)
+          _g.conv2d_backprop_filter_grad, FORMATS_2D, cudnn=True,
+          lowering_choices=_conv2d_choices)
 
 _register("Conv3D", ("input: T", "filter: T"), _conv_shape, _conv3d_lower, _g.conv3d_grad,
           FORMATS_3D, explicit=False, min_strides=5)

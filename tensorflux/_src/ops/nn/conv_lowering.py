@@ -4,7 +4,9 @@ Some ops can be lowered to XLA in several numerically equivalent ways whose spee
 depends on the backend and the shapes, e.g. a depthwise convolution as XLA's grouped
 convolution (which XLA:CPU expands into a dense convolution with a block-diagonal
 filter, C times the work) or as a sum of kh * kw shifted multiply-adds that XLA fuses
-into loops. Such an op lists its switches in `OpDef.lowering_choices`; the compiler's
+into loops; or a k x k convolution as XLA's convolution or as one matrix product over
+the taps' slices (im2col). Such an op lists its switches in `OpDef.lowering_choices`
+(a tuple, or a function of the op when only some shapes have a choice); the compiler's
 autotuner (compiler/options.py) compiles a cluster once per alternative and keeps the
 fastest, as it does for XLA's own options. The choice travels with the compiler options
 under the switch's key (e.g. {"tensorflux_depthwise_lowering": "shifted"}); the keys are
@@ -21,10 +23,11 @@ import contextlib
 import contextvars
 
 DEPTHWISE = "tensorflux_depthwise_lowering"
+CONV2D = "tensorflux_conv2d_lowering"
 # Alternatives per switch, in the order the autotuner tries them.
-ALTERNATIVES = {DEPTHWISE: ("shifted", "grouped_conv")}
+ALTERNATIVES = {DEPTHWISE: ("shifted", "grouped_conv"), CONV2D: ("im2col", "conv")}
 # Used without a choice: XLA's own operation.
-DEFAULTS = {DEPTHWISE: "grouped_conv"}
+DEFAULTS = {DEPTHWISE: "grouped_conv", CONV2D: "conv"}
 
 _current = contextvars.ContextVar("tensorflux_conv_lowering", default=None)
 

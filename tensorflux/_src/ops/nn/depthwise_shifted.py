@@ -25,33 +25,13 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-
-def _acc_dtype(dtype):
-    return jnp.float32 if jnp.dtype(dtype).itemsize < 4 else dtype
-
-
-def _to_nhwc(x, data_format):
-    return jnp.transpose(x, (0, 2, 3, 1)) if data_format == "NCHW" else x
-
-
-def _from_nhwc(x, data_format):
-    return jnp.transpose(x, (0, 3, 1, 2)) if data_format == "NCHW" else x
-
-
-def _taps(xp, kernel, out, strides, dilations):
-    """(i, j, window) for each filter tap: the strided slice of `xp` (NHWC) it meets."""
-    n, _, _, c = xp.shape
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            start = (0, i * dilations[0], j * dilations[1], 0)
-            limit = (n, start[1] + (out[0] - 1) * strides[0] + 1,
-                     start[2] + (out[1] - 1) * strides[1] + 1, c)
-            yield i, j, lax.slice(xp, start, limit, (1, strides[0], strides[1], 1))
-
-
-def _pad(x, pads):
-    return lax.pad(x, jnp.zeros((), x.dtype), [(0, 0, 0), (*pads[0], 0), (*pads[1], 0),
-                                               (0, 0, 0)])
+from tensorflux._src.ops.nn.conv_taps import acc_dtype as _acc_dtype
+from tensorflux._src.ops.nn.conv_taps import adjoint_pads
+from tensorflux._src.ops.nn.conv_taps import from_nhwc as _from_nhwc
+from tensorflux._src.ops.nn.conv_taps import pad_spatial as _pad
+from tensorflux._src.ops.nn.conv_taps import taps as _taps
+from tensorflux._src.ops.nn.conv_taps import to_nhwc as _to_nhwc
+from tensorflux._src.ops.nn.conv_taps import to_nhwc_shape as _to_nhwc_shape
 
 
 def forward(x, w, strides, dilations, pads, out, data_format):
@@ -79,15 +59,8 @@ def backprop_input(x_shape, w, dy, strides, dilations, pads, data_format):
     kh, kw, _, m = w.shape
     acc = _acc_dtype(dy.dtype)
     g = dy.astype(acc).reshape(dy.shape[:3] + (c, m))
-    spatial = []
-    for axis, (size, k, s, d, (before, _)) in enumerate(
-            zip((h, wd), (kh, kw), strides, dilations, pads)):
-        out = dy.shape[1 + axis]
-        low = (k - 1) * d - before
-        high = size + (k - 1) * d - low - ((out - 1) * s + 1)
-        spatial.append((low, high, s - 1))
-    gp = lax.pad(g, jnp.zeros((), acc), [(0, 0, 0), spatial[0], spatial[1], (0, 0, 0),
-                                         (0, 0, 0)])
+    edges, interior = adjoint_pads((h, wd), (kh, kw), strides, dilations, pads, dy.shape[1:3])
+    gp = _pad(g, edges, interior)
     wa = w.astype(acc)
     total = None
     for i in range(kh):
@@ -110,8 +83,3 @@ def backprop_filter(x, w_shape, dy, strides, dilations, pads, data_format):
     for _, _, window in _taps(_pad(x, pads), (kh, kw), dy.shape[1:3], strides, dilations):
         taps.append(jnp.sum(window.astype(acc)[..., None] * g, axis=(0, 1, 2)))
     return jnp.stack(taps).reshape(w_shape).astype(x.dtype)
-
-
-def _to_nhwc_shape(shape, data_format):
-    shape = tuple(shape)
-    return (shape[0], shape[2], shape[3], shape[1]) if data_format == "NCHW" else shape
