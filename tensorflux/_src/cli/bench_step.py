@@ -83,11 +83,11 @@ class _SessionStep:
     """A session over `self.graph` holding `self.train_op` and `self.loss`; `run()` does
     one step and returns the loss."""
 
-    def _start(self):
+    def _start(self, config=None):
         with self.graph.as_default():
             init = [tf.global_variables_initializer(), tf.local_variables_initializer()]
         started = time.perf_counter()
-        self.session = tf.Session(graph=self.graph)
+        self.session = tf.Session(graph=self.graph, config=config)
         self.session.run(init)
         self.init_seconds = time.perf_counter() - started  # compiling the initializer
 
@@ -106,7 +106,7 @@ class TrainStep(_SessionStep):
     """A session holding one model's training step; `run()` does one step."""
 
     def __init__(self, model, batch_size, image_size, num_classes, precision,
-                 real_data=False, seed=0):
+                 real_data=False, seed=0, config=None):
         self.graph = tf.Graph()
         with self.graph.as_default():
             tf.set_random_seed(seed)
@@ -117,7 +117,7 @@ class TrainStep(_SessionStep):
             self.images = images
             self.logits = classifier_logits(model, images, num_classes, precision)
             self.loss, self.train_op = add_train_op(self.logits, labels)
-        self._start()
+        self._start(config)
 
 
 MAX_TUNING_STEPS = 100

@@ -1,20 +1,26 @@
-"""XLA compiler options, chosen per compiled run (cluster) by measuring.
+"""XLA compiler options and lowering choices, chosen per compiled run (cluster) by
+measuring.
 
 XLA:CPU's options change speed a lot and not in one direction. Measured on this
 project's 2-core AVX2 machine (benchmarks/nn_ops.py): library (YNN) dot fusion makes
 a 3x3 64->64 conv's forward+backward ~7x faster (272 vs 1780 ms) but its forward
 alone ~1.4x slower (90 vs 65 ms), and depthwise conv slower; on an AVX-512 machine it
-halved conv forward time while slowing a plain MLP step ~9%. No fixed rule is right
-everywhere, so a cluster containing an op marked `xla_cpu_library_fusion` (the
-convolutions) is compiled both ways and the faster executable is kept after a few
-timed runs (`Autotuner`). Other clusters use XLA's defaults. The choice is kept in the
-persistent compilation cache (compile_cache.py), keyed by the cluster's HLO, so a later
-process running the same program uses it without timing again (its first steps then run
-on the chosen executable only, so their rounding can differ from a tuning process's).
+halved conv forward time while slowing a plain MLP step ~9%. Likewise some ops can be
+lowered in several equivalent ways (ops/nn/conv_lowering.py: depthwise convolution as
+XLA's grouped convolution or as shifted multiply-adds, Conv2D as XLA's convolution or
+as im2col dots) whose speed depends on shapes and machine. No fixed rule is right
+everywhere, so on CPU a cluster is compiled with the alternatives of each choice it has
+(`candidate_axes`: library fusion for clusters with an op marked
+`xla_cpu_library_fusion`, and each lowering switch its ops list) and the `Autotuner`
+keeps the fastest after a few timed runs, one axis at a time. Other clusters use XLA's
+defaults. The choice is kept in the persistent compilation cache (compile_cache.py),
+keyed by the cluster's HLO, so a later process running the same program uses it without
+timing again (its first steps then run on the chosen executable only, so their rounding
+can differ from a tuning process's).
 
 A session's compiler options (`runtime/config.py: compiler_options_config`, kept in
-its ConfigProto) are applied on top and win; setting the library-fusion key yourself
-(a value, or None to remove it) turns autotuning off.
+its ConfigProto) are applied on top and win; setting a key yourself (a value, or None
+to remove it) turns autotuning of that axis off.
 """
 
 from __future__ import annotations

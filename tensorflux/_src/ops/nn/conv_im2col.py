@@ -65,7 +65,7 @@ def backprop_input(x_shape, w, dy, strides, dilations, pads, data_format):
 def backprop_filter(x, w_shape, dy, strides, dilations, pads, data_format):
     """dw of forward() at filter shape `w_shape` [kh, kw, C, O]."""
     x, dy = conv_taps.to_nhwc(x, data_format), conv_taps.to_nhwc(dy, data_format)
-    kh, kw, c, o = w_shape
+    kh, kw = w_shape[:2]
     cols = _columns(conv_taps.pad_spatial(x, pads), (kh, kw), dy.shape[1:3], strides,
                     dilations)
     dw = lax.dot_general(cols, dy, (((0, 1, 2), (0, 1, 2)), ((), ())),
