@@ -58,17 +58,19 @@ def backprop_input(x_shape, w, dy, strides, dilations, pads, data_format):
     n, h, wd, c = _to_nhwc_shape(x_shape, data_format)
     kh, kw, _, m = w.shape
     acc = _acc_dtype(dy.dtype)
-    g = dy.astype(acc).reshape(dy.shape[:3] + (c, m))
+    # Channel multiplier 1 keeps 4-D arrays: a trailing axis of 1 would be the minor
+    # (vectorized) dimension of every fused loop.
+    g = dy.astype(acc) if m == 1 else dy.astype(acc).reshape(dy.shape[:3] + (c, m))
     edges, interior = adjoint_pads((h, wd), (kh, kw), strides, dilations, pads, dy.shape[1:3])
     gp = _pad(g, edges, interior)
     wa = w.astype(acc)
     total = None
     for i in range(kh):
         for j in range(kw):
-            start = (0, i * dilations[0], j * dilations[1], 0, 0)
-            window = lax.slice(gp, start, (n, start[1] + h, start[2] + wd, c, m))
+            start = (0, i * dilations[0], j * dilations[1]) + (0,) * (g.ndim - 3)
+            window = lax.slice(gp, start, (n, start[1] + h, start[2] + wd) + g.shape[3:])
             tap = wa[kh - 1 - i, kw - 1 - j]
-            term = window[..., 0] * tap[:, 0] if m == 1 else (window * tap).sum(-1)
+            term = window * tap[:, 0] if m == 1 else (window * tap).sum(-1)
             total = term if total is None else total + term
     return _from_nhwc(total.astype(dy.dtype), data_format)
 
@@ -78,8 +80,10 @@ def backprop_filter(x, w_shape, dy, strides, dilations, pads, data_format):
     x, dy = _to_nhwc(x, data_format), _to_nhwc(dy, data_format)
     kh, kw, c, m = w_shape
     acc = _acc_dtype(x.dtype)
-    g = dy.astype(acc).reshape(dy.shape[:3] + (c, m))
+    g = dy.astype(acc) if m == 1 else dy.astype(acc).reshape(dy.shape[:3] + (c, m))
     taps = []
     for _, _, window in _taps(_pad(x, pads), (kh, kw), dy.shape[1:3], strides, dilations):
-        taps.append(jnp.sum(window.astype(acc)[..., None] * g, axis=(0, 1, 2)))
+        window = window.astype(acc)
+        product = window * g if m == 1 else window[..., None] * g
+        taps.append(jnp.sum(product, axis=(0, 1, 2)))
     return jnp.stack(taps).reshape(w_shape).astype(x.dtype)
