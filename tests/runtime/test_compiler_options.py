@@ -37,9 +37,10 @@ def test_lowering_switches_multiply_the_candidates():
     dw = conv_lowering.DEPTHWISE
     ops = [_op(True, (dw,)), _op(True)]
     assert options.candidates(ops, CPU) == [
-        {KEY: "LIBRARY_FUSION_TYPE_DOT", dw: "shifted"},
-        {KEY: "LIBRARY_FUSION_TYPE_DOT", dw: "grouped_conv"},
-        {dw: "shifted"}, {dw: "grouped_conv"}]
+        {dw: "shifted", KEY: "LIBRARY_FUSION_TYPE_DOT"}, {dw: "shifted"},
+        {dw: "grouped_conv", KEY: "LIBRARY_FUSION_TYPE_DOT"}, {dw: "grouped_conv"}]
+    # the lowering switches are varied before library fusion
+    assert options.candidate_axes(ops, CPU)[-1] == [options.LIBRARY_DOT_FUSION, {}]
     # a switch the user set is not tuned; None means the default lowering
     assert options.candidates(ops, CPU, {dw: "shifted", KEY: None}) == [{dw: "shifted"}]
     assert options.candidates(ops, CPU, {dw: None}) == [options.LIBRARY_DOT_FUSION, {}]

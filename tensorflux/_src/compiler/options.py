@@ -56,7 +56,7 @@ def _switches(op):
 
 def candidate_axes(ops, device, user_options=None) -> list:
     """The independent choices worth trying for a cluster: one list of option dicts per
-    axis (library dot fusion or not; each lowering switch an op of the cluster has). On
+    axis (each lowering switch an op of the cluster has; library dot fusion or not). On
     XLA:CPU only; what the user set is not tuned."""
     user_options = user_options or {}
     for key, value in user_options.items():
@@ -64,13 +64,18 @@ def candidate_axes(ops, device, user_options=None) -> list:
             conv_lowering.check(key, value)
     if device.platform != "cpu":
         return []
+    # Lowering switches first, library fusion last: the autotuner varies one axis at a
+    # time from the first choices, and the lowering decides which kernels there are to
+    # fuse (a small CNN's conv is fastest as XLA's conv with library fusion, but im2col
+    # without it beats im2col with it: comparing library fusion first, at im2col, would
+    # have dropped the best pair).
     axes = []
-    if (LIBRARY_FUSION_KEY not in user_options
-            and any(op.op_def.xla_cpu_library_fusion for op in ops)):
-        axes.append([LIBRARY_DOT_FUSION, {}])
     switches = sorted({key for op in ops for key in _switches(op)} - set(user_options))
     for key in switches:
         axes.append([{key: value} for value in conv_lowering.ALTERNATIVES[key]])
+    if (LIBRARY_FUSION_KEY not in user_options
+            and any(op.op_def.xla_cpu_library_fusion for op in ops)):
+        axes.append([LIBRARY_DOT_FUSION, {}])
     return axes
 
 
