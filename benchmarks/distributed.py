@@ -51,7 +51,8 @@ def measure(replicas, steps, windows):
     with strategy.scope() if strategy else contextlib.nullcontext():
         run = train_step.tf1_cnn(tf, *train_step.cnn_data())
     first_loss = float(run())
-    for _ in range(12):  # compile, and let the compiler-option autotuner settle
+    for _ in range(30):  # compile, and let the compiler-option autotuner settle (10 calls
+        # per two-way choice it compares)
         run()
     rates = []
     for _ in range(windows):

@@ -34,7 +34,8 @@ def _time_pair_ms(first, second, repeats, min_sample_ms=50.0):
     cancels in the ratio instead of landing on whichever side it happened to hit. A
     sample runs enough calls to last `min_sample_ms`, so millisecond ops are not timed
     one scheduler tick at a time."""
-    for _ in range(12):  # compile, and let the compiler-option autotuner settle
+    for _ in range(30):  # compile, and let the compiler-option autotuner settle (it
+        # compares candidates one axis at a time, 10 calls per two-way axis)
         first()
         second()
     start = time.perf_counter()

@@ -193,8 +193,8 @@ def measure(model, impl, steps):
     base = rss_mb("VmRSS")
     run = build(model, impl)
     first_loss = float(run())
-    for _ in range(11):  # compile, and let tensorflux's compiler-option autotuner settle
-        run()
+    for _ in range(29):  # compile, and let tensorflux's compiler-option autotuner settle
+        run()  # (10 calls per two-way choice it compares: library fusion, conv lowering)
     reset_peak_rss()
     steady = rss_mb("VmRSS")
     times = []

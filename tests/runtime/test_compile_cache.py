@@ -8,13 +8,14 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from tensorflux._src.compiler import compile_cache
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# A small conv net trained for 12 steps: the initializer and the training step are
+# A small conv net trained for 22 steps: the initializer and the training step are
 # compiled, and the step (a convolution) goes through the compiler-option autotuner,
 # which settles after 10 calls. Prints what JAX's cache did as one JSON line.
 CHILD = r"""
@@ -34,7 +35,8 @@ loss = tf.reduce_mean(tf.square(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")))
 train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
 with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
-    losses = [float(sess.run([train, loss])[1]) for _ in range(12)]
+    # 20 steps: the autotuner compares library fusion, then the conv lowering (10 each)
+    losses = [float(sess.run([train, loss])[1]) for _ in range(22)]
     tuners = [c.jitted for e in sess._executables.values() for c in e.clusters
               if isinstance(c.jitted, options.Autotuner)]
 requests = counts.get("/jax/compilation_cache/compile_requests_use_cache", 0)
@@ -74,7 +76,10 @@ def test_second_process_compiles_nothing(tmp_path):
     assert second["requests"] > 0 and second["hits"] == second["requests"]
     assert _entries(cache / "xla") == written
     assert second["remembered"] and all(second["remembered"])  # no timing again
-    assert second["losses"] == first["losses"]
+    # The same training; a tuning process's steps alternate between candidate
+    # executables (XLA's conv and im2col dots among them), which round differently, so
+    # only the last bits may differ.
+    np.testing.assert_allclose(second["losses"], first["losses"], rtol=1e-5)
 
 
 def test_disabled_by_environment(tmp_path):
@@ -106,7 +111,10 @@ def test_corrupt_entries_are_compiled_again(tmp_path):
     second, stderr = _run({"TENSORFLUX_CACHE_DIR": str(cache)}, tmp_path)
     assert second["hits"] == 0
     assert "persistent compilation cache" in stderr  # JAX's warning per bad entry
-    assert second["losses"] == first["losses"]
+    # The same training; a tuning process's steps alternate between candidate
+    # executables (XLA's conv and im2col dots among them), which round differently, so
+    # only the last bits may differ.
+    np.testing.assert_allclose(second["losses"], first["losses"], rtol=1e-5)
     assert second["remembered"] == [False] * len(second["remembered"])  # timed again
 
 

@@ -4,18 +4,20 @@ import types
 
 import jax
 import numpy as np
+import pytest
 
 import tensorflux as tf
 from tensorflux._src.compiler import options
+from tensorflux._src.ops.nn import conv_lowering
 from tensorflux._src.runtime.config import compiler_options_config
 
 CPU = jax.devices("cpu")[0]
 KEY = options.LIBRARY_FUSION_KEY
 
 
-def _op(library_fusion):
+def _op(library_fusion, lowering_choices=()):
     return types.SimpleNamespace(op_def=types.SimpleNamespace(
-        xla_cpu_library_fusion=library_fusion))
+        xla_cpu_library_fusion=library_fusion, lowering_choices=lowering_choices))
 
 
 def test_candidates_only_for_marked_ops():
@@ -29,6 +31,45 @@ def test_user_setting_the_key_turns_tuning_off_and_none_removes():
         {KEY: "LIBRARY_FUSION_TYPE_DOT"}]
     other = {"xla_cpu_enable_fast_math": True}
     assert options.candidates([_op(False)], CPU, other) == [other]
+
+
+def test_lowering_switches_multiply_the_candidates():
+    dw = conv_lowering.DEPTHWISE
+    ops = [_op(True, (dw,)), _op(True)]
+    assert options.candidates(ops, CPU) == [
+        {dw: "shifted", KEY: "LIBRARY_FUSION_TYPE_DOT"}, {dw: "shifted"},
+        {dw: "grouped_conv", KEY: "LIBRARY_FUSION_TYPE_DOT"}, {dw: "grouped_conv"}]
+    # the lowering switches are varied before library fusion
+    assert options.candidate_axes(ops, CPU)[-1] == [options.LIBRARY_DOT_FUSION, {}]
+    # a switch the user set is not tuned; None means the default lowering
+    assert options.candidates(ops, CPU, {dw: "shifted", KEY: None}) == [{dw: "shifted"}]
+    assert options.candidates(ops, CPU, {dw: None}) == [options.LIBRARY_DOT_FUSION, {}]
+    # off CPU nothing is tuned
+    gpu = types.SimpleNamespace(platform="gpu")
+    assert options.candidates(ops, gpu) == [{}]
+
+
+def test_unknown_lowering_choice_names_the_alternatives():
+    dw = conv_lowering.DEPTHWISE
+    with pytest.raises(ValueError, match="tensorflux_depthwise_lowering.*'shifted', "
+                                         "'grouped_conv'.*got 'fast'"):
+        options.candidates([_op(True, (dw,))], CPU, {dw: "fast"})
+
+
+def test_bind_takes_lowering_switches_out_of_xla_options():
+    dw = conv_lowering.DEPTHWISE
+    seen = []
+
+    def fn(x):
+        seen.append(conv_lowering.choice(dw))
+        return x
+
+    bound, device, xla = options.bind(fn, {dw: "shifted", KEY: "LIBRARY_FUSION_TYPE_DOT"},
+                                      CPU)
+    assert device is CPU and xla == {KEY: "LIBRARY_FUSION_TYPE_DOT"}
+    bound(1)
+    fn(1)
+    assert seen == ["shifted", "grouped_conv"]  # only while the bound function runs
 
 
 def test_autotuner_keeps_the_faster_candidate():
@@ -49,6 +90,34 @@ def test_autotuner_keeps_the_faster_candidate():
     assert tuner(10) == 11
 
 
+def test_autotuner_searches_one_axis_at_a_time():
+    """Three two-way axes: 4 candidates are compared (1 + 1 + 1 + 1), not 8; each
+    axis keeps the choice that made the step faster."""
+    import time
+    shape = (2, 2, 2)
+    # seconds of candidate (a, b, c): axis 0 prefers 1, axis 1 prefers 0, axis 2 prefers 1
+    cost = {combo: 0.004 * (combo[0] == 0) + 0.004 * combo[1] + 0.004 * (combo[2] == 0)
+            for combo in np.ndindex(*shape)}
+    called = set()
+
+    def make(combo):
+        def run(x):
+            called.add(combo)
+            time.sleep(cost[combo])
+            return x + 1
+        return run
+
+    combos = list(np.ndindex(*shape))
+    tuner = options.Autotuner([make(c) for c in combos], [{"c": c} for c in combos],
+                              shape=shape)
+    for i in range(3 * 2 * (options.Autotuner.WARMUP + options.Autotuner.TIMED)):
+        assert tuner(i) == i + 1
+    assert tuner.options == {"c": (1, 0, 1)}
+    assert called == {(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 0, 1)}
+    assert [o["c"] for o, _ in tuner.report] == [(0, 0, 0), (1, 0, 0), (1, 0, 0),
+                                                 (1, 1, 0), (1, 0, 0), (1, 0, 1)]
+
+
 def test_conv_training_step_is_autotuned_and_state_stays_consistent():
     x = tf.placeholder(tf.float32, [2, 6, 6, 3])
     w = tf.Variable(np.full((3, 3, 3, 4), 0.1, np.float32))
@@ -58,12 +127,17 @@ def test_conv_training_step_is_autotuned_and_state_stays_consistent():
     losses = []
     with tf.Session() as sess:
         sess.run(w.initializer)
-        for _ in range(12):  # the first runs alternate between both executables
+        for _ in range(20):  # the first runs alternate between the executables
             losses.append(sess.run([loss, train], feed)[0])
         run = [r for r in sess._runs.values()
                if any(op.type == "Conv2D" for op in r.executable.traced_ops)][0]
         assert run.executable.clusters[0].jitted.chosen is not None
-        assert run.executable.compiler_options in (options.LIBRARY_DOT_FUSION, {})
+        assert not run.executable.tuning
+        conv2d = conv_lowering.CONV2D
+        assert run.executable.compiler_options in (
+            {KEY: "LIBRARY_FUSION_TYPE_DOT", conv2d: "im2col"},
+            {KEY: "LIBRARY_FUSION_TYPE_DOT", conv2d: "conv"},
+            {conv2d: "im2col"}, {conv2d: "conv"})
     # plain gradient descent on a convex loss: every step lowers it
     assert all(b < a for a, b in zip(losses, losses[1:]))
 

@@ -28,8 +28,9 @@ import sys
 from tensorflux._src.cli import bench_report, bench_step
 from tensorflux._src.cli.errors import UsageError
 
-# 12 warm-up steps: the first compiles, and on CPU the runtime's compiler-option
-# autotuner times two executables for 10 steps before keeping one.
+# 12 warm-up steps: the first compiles. On CPU the runtime's compiler-option autotuner
+# then times its candidate executables (5 steps each); the bench warms up until it has
+# kept one (bench_step.time_steps), so no window times a candidate being tried.
 DEFAULTS = {"model": "resnet50", "batch_sizes": "32,64", "precision": "float32",
             "warmup": 12, "steps": 10, "windows": 3, "max_epochs": 10}
 PRECISIONS = {"float32": ("float32",), "bfloat16": ("bfloat16",),

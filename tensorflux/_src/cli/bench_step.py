@@ -83,16 +83,20 @@ class _SessionStep:
     """A session over `self.graph` holding `self.train_op` and `self.loss`; `run()` does
     one step and returns the loss."""
 
-    def _start(self):
+    def _start(self, config=None):
         with self.graph.as_default():
             init = [tf.global_variables_initializer(), tf.local_variables_initializer()]
         started = time.perf_counter()
-        self.session = tf.Session(graph=self.graph)
+        self.session = tf.Session(graph=self.graph, config=config)
         self.session.run(init)
         self.init_seconds = time.perf_counter() - started  # compiling the initializer
 
     def run(self):
         return self.session.run([self.train_op, self.loss])[1]
+
+    def tuning(self):
+        """Whether a compiled run of the session is still choosing its compiler options."""
+        return any(executable.tuning for executable in self.session._executables.values())
 
     def close(self):
         self.session.close()
@@ -102,7 +106,7 @@ class TrainStep(_SessionStep):
     """A session holding one model's training step; `run()` does one step."""
 
     def __init__(self, model, batch_size, image_size, num_classes, precision,
-                 real_data=False, seed=0):
+                 real_data=False, seed=0, config=None):
         self.graph = tf.Graph()
         with self.graph.as_default():
             tf.set_random_seed(seed)
@@ -113,16 +117,25 @@ class TrainStep(_SessionStep):
             self.images = images
             self.logits = classifier_logits(model, images, num_classes, precision)
             self.loss, self.train_op = add_train_op(self.logits, labels)
-        self._start()
+        self._start(config)
 
 
-def time_steps(run, batch_size, warmup, steps, windows, unit="images"):
-    """`unit`/sec per timed window after `warmup` steps (the first one compiles);
-    `batch_size` is the number of `unit` (images, tokens) one step trains on."""
+MAX_TUNING_STEPS = 100
+
+
+def time_steps(run, batch_size, warmup, steps, windows, unit="images", tuning=None):
+    """`unit`/sec per timed window after `warmup` steps (the first one compiles), and
+    after more while `tuning()` says the compiler-option autotuner is still timing its
+    candidates; `batch_size` is the number of `unit` (images, tokens) one step trains
+    on."""
     started = time.perf_counter()
     first_loss = float(run())
     first_step = time.perf_counter() - started
     for _ in range(max(warmup - 1, 0)):
+        run()
+    for _ in range(MAX_TUNING_STEPS if tuning is not None else 0):
+        if not tuning():
+            break
         run()
     rates = []
     for _ in range(windows):
@@ -140,7 +153,7 @@ def bench_tensorflux(model, batch_size, image_size, num_classes, precision, timi
                      real_data=False):
     step = TrainStep(model, batch_size, image_size, num_classes, precision, real_data)
     try:
-        return time_steps(step.run, batch_size, **timing)
+        return time_steps(step.run, batch_size, **timing, tuning=step.tuning)
     finally:
         step.close()
 
@@ -188,7 +201,8 @@ def bench_transformer(spec, batch_size, seq_len, precision, timing):
     """Tokens/sec (and sequences/sec) of Transformer `spec`'s training step."""
     step = TransformerTrainStep(spec, batch_size, seq_len, precision)
     try:
-        row = time_steps(step.run, batch_size * seq_len, **timing, unit="tokens")
+        row = time_steps(step.run, batch_size * seq_len, **timing, unit="tokens",
+                         tuning=step.tuning)
     finally:
         step.close()
     row["sequences_per_sec"] = row["tokens_per_sec"] / seq_len

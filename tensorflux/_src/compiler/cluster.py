@@ -66,7 +66,8 @@ class Cluster:
         self.donated = [v for v in self.state.start_vars if v in written]
         self._touches_variables = bool(self.state.start_vars or self.state.written_vars
                                        or self.state.checked_vars)
-        self._options_tried = options.candidates(ops, self.device, compiler_options)
+        self._option_axes = options.candidate_axes(ops, self.device, compiler_options)
+        self._options_tried = options.combine(self._option_axes, compiler_options)
         # Inputs compiled in as constants (see _compile_time_inputs), and one executable
         # per distinct value of them. Data-dependent sizes computed by a host step (a
         # dynamic TensorArray's size) are compiled in from the start: they are why the
@@ -103,13 +104,14 @@ class Cluster:
         compile_cache.enable()  # executables persist across processes (once decided, free)
         # data_inputs: many-host replicas decide by the tensors which arguments are a
         # worker's own slice of the batch (tensorflux/distribute/multi_worker.py).
-        jitted = [devices.jit_on(run_graph, self.device, opts, donate, self.replicas,
-                                 data_inputs=traced_inputs)
+        jitted = [devices.jit_on(*options.bind(run_graph, opts, self.device), donate,
+                                 self.replicas, data_inputs=traced_inputs)
                   for opts in self._options_tried]
         self._stats.executables += 1
         if len(jitted) == 1:
             return jitted[0]
-        return options.Autotuner(jitted, self._options_tried, self.device)
+        return options.Autotuner(jitted, self._options_tried, self.device,
+                                 shape=[len(axis) for axis in self._option_axes])
 
     def _select(self, args, facts):
         """The executable for these input values and initialization facts, and the values
@@ -150,6 +152,11 @@ class Cluster:
         return dict(self._options_tried[0])
 
     @property
+    def tuning(self):
+        """Whether the compiler-option autotuner is still timing candidates."""
+        return isinstance(self.jitted, options.Autotuner) and self.jitted.chosen is None
+
+    @property
     def is_plain(self):
         """No variables, randomness or compile-time inputs: a call is the jitted function."""
         plan = self.state
@@ -186,7 +193,8 @@ class Cluster:
             axes = (0,) * (len(self.inputs) + (1 if self.random_ops else 0))
             mapped = jax.vmap(self._run_graph,
                               in_axes=axes + (None,) * len(self._const_values))
-            self._batched = devices.jit_on(mapped, self.device, self.compiler_options)
+            self._batched = devices.jit_on(*options.bind(mapped, self.compiler_options,
+                                                         self.device))
         keys = ()
         if self.random_ops:
             keys = (session_state.draw_keys(self.random_ops, times=count),)

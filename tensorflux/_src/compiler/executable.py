@@ -103,6 +103,11 @@ class Executable:
         """The XLA options of the (first) compiled cluster; {} when nothing compiles."""
         return self.clusters[0].compiler_options if self.clusters else {}
 
+    @property
+    def tuning(self):
+        """Whether a cluster's autotuner is still timing candidate executables."""
+        return any(cluster.tuning for cluster in self.clusters)
+
     def describe(self):
         """The run plan as lines of text: which ops each compiled cluster and host step ran."""
         lines, n = [], 0

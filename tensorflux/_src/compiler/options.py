@@ -1,29 +1,39 @@
-"""XLA compiler options, chosen per compiled run (cluster) by measuring.
+"""XLA compiler options and lowering choices, chosen per compiled run (cluster) by
+measuring.
 
 XLA:CPU's options change speed a lot and not in one direction. Measured on this
 project's 2-core AVX2 machine (benchmarks/nn_ops.py): library (YNN) dot fusion makes
 a 3x3 64->64 conv's forward+backward ~7x faster (272 vs 1780 ms) but its forward
 alone ~1.4x slower (90 vs 65 ms), and depthwise conv slower; on an AVX-512 machine it
-halved conv forward time while slowing a plain MLP step ~9%. No fixed rule is right
-everywhere, so a cluster containing an op marked `xla_cpu_library_fusion` (the
-convolutions) is compiled both ways and the faster executable is kept after a few
-timed runs (`Autotuner`). Other clusters use XLA's defaults. The choice is kept in the
-persistent compilation cache (compile_cache.py), keyed by the cluster's HLO, so a later
-process running the same program uses it without timing again (its first steps then run
-on the chosen executable only, so their rounding can differ from a tuning process's).
+halved conv forward time while slowing a plain MLP step ~9%. Likewise some ops can be
+lowered in several equivalent ways (ops/nn/conv_lowering.py: depthwise convolution as
+XLA's grouped convolution or as shifted multiply-adds, Conv2D as XLA's convolution or
+as im2col dots) whose speed depends on shapes and machine. No fixed rule is right
+everywhere, so on CPU a cluster is compiled with the alternatives of each choice it has
+(`candidate_axes`: library fusion for clusters with an op marked
+`xla_cpu_library_fusion`, and each lowering switch its ops list) and the `Autotuner`
+keeps the fastest after a few timed runs, one axis at a time. Other clusters use XLA's
+defaults. The choice is kept in the persistent compilation cache (compile_cache.py),
+keyed by the cluster's HLO, so a later process running the same program uses it without
+timing again (its first steps then run on the chosen executable only, so their rounding
+can differ from a tuning process's).
 
 A session's compiler options (`runtime/config.py: compiler_options_config`, kept in
-its ConfigProto) are applied on top and win; setting the library-fusion key yourself
-(a value, or None to remove it) turns autotuning off.
+its ConfigProto) are applied on top and win; setting a key yourself (a value, or None
+to remove it) turns autotuning of that axis off.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import time
 
 import jax
+import numpy as np
 
 from tensorflux._src.compiler import compile_cache
+from tensorflux._src.ops.nn import conv_lowering
 
 LIBRARY_FUSION_KEY = "xla_cpu_experimental_ynn_fusion_type"
 LIBRARY_DOT_FUSION = {LIBRARY_FUSION_KEY: "LIBRARY_FUSION_TYPE_DOT"}
@@ -39,14 +49,63 @@ def _apply_user(options, user_options):
     return options
 
 
-def candidates(ops, device, user_options=None) -> list:
-    """Option sets worth trying for a cluster, most promising first (one = no tuning)."""
+def _switches(op):
+    choices = op.op_def.lowering_choices
+    return choices(op) if callable(choices) else choices
+
+
+def candidate_axes(ops, device, user_options=None) -> list:
+    """The independent choices worth trying for a cluster: one list of option dicts per
+    axis (each lowering switch an op of the cluster has; library dot fusion or not). On
+    XLA:CPU only; what the user set is not tuned."""
     user_options = user_options or {}
-    wants_library = device.platform == "cpu" and any(op.op_def.xla_cpu_library_fusion
-                                                    for op in ops)
-    if not wants_library or LIBRARY_FUSION_KEY in user_options:
-        return [_apply_user({}, user_options)]
-    return [_apply_user(LIBRARY_DOT_FUSION, user_options), _apply_user({}, user_options)]
+    for key, value in user_options.items():
+        if conv_lowering.is_switch(key) and value is not None:
+            conv_lowering.check(key, value)
+    if device.platform != "cpu":
+        return []
+    # Lowering switches first, library fusion last: the autotuner varies one axis at a
+    # time from the first choices, and the lowering decides which kernels there are to
+    # fuse (a small CNN's conv is fastest as XLA's conv with library fusion, but im2col
+    # without it beats im2col with it: comparing library fusion first, at im2col, would
+    # have dropped the best pair).
+    axes = []
+    switches = sorted({key for op in ops for key in _switches(op)} - set(user_options))
+    for key in switches:
+        axes.append([{key: value} for value in conv_lowering.ALTERNATIVES[key]])
+    if (LIBRARY_FUSION_KEY not in user_options
+            and any(op.op_def.xla_cpu_library_fusion for op in ops)):
+        axes.append([LIBRARY_DOT_FUSION, {}])
+    return axes
+
+
+def combine(axes, user_options=None) -> list:
+    """Every combination of one choice per axis (itertools.product order), with the
+    user's options on top; [user options] without axes."""
+    return [_apply_user({k: v for part in combo for k, v in part.items()}, user_options)
+            for combo in itertools.product(*axes)]
+
+
+def candidates(ops, device, user_options=None) -> list:
+    """Option sets worth trying for a cluster, most promising first (one = no tuning):
+    the combinations of `candidate_axes`."""
+    return combine(candidate_axes(ops, device, user_options), user_options)
+
+
+def bind(fn, options, device):
+    """(the function to jit, `device`, XLA's options) of one candidate, as
+    devices.jit_on takes them: our lowering switches are taken out of the options and
+    made current while `fn` is traced."""
+    xla_options, choices = conv_lowering.split(options)
+    if not choices:
+        return fn, device, xla_options
+
+    @functools.wraps(fn)
+    def traced(*args):
+        with conv_lowering.use(choices):
+            return fn(*args)
+
+    return traced, device, xla_options
 
 
 class Autotuner:
@@ -56,19 +115,53 @@ class Autotuner:
     for page faults), then timed calls alternate; the minimum time per candidate
     decides. The state threaded through runs (variables, PRNG counts) is the same
     whichever executable computes a step, so tuning changes only speed.
+
+    With `shape` (the number of choices per axis; the candidates are their product in
+    itertools.product order) the search goes one axis at a time: the choices of the
+    first axis are compared with the others at their first choice, the winner is kept,
+    then the next axis is varied, and so on (coordinate descent). That compiles
+    1 + sum(n - 1) candidates instead of their product (4 instead of 8 for three
+    two-way choices); only the compared ones are ever compiled.
     """
 
     WARMUP, TIMED = 2, 3  # calls per candidate
 
-    def __init__(self, jitted, options, device=None):
+    def __init__(self, jitted, options, device=None, shape=None):
         self._jitted, self._options = list(jitted), list(options)
-        self._times = [[] for _ in self._jitted]
+        self._shape = tuple(shape) if shape else (len(self._jitted),)
+        if int(np.prod(self._shape)) != len(self._jitted):
+            raise ValueError(f"shape {self._shape} does not match {len(self._jitted)} "
+                             f"candidates")
+        self._best = [0] * len(self._shape)  # the choice per axis so far
+        self._axis = -1
+        self._stage = []  # the candidates being compared now
+        self._times = {}
         self._calls = 0
         self._device = device
         self._key = None  # the cluster's fingerprint once known (compile_cache)
         self.chosen = None
-        self.report = None
+        self.report = []  # (options, best seconds) of every candidate timed
         self.remembered = False  # chosen from an earlier process's measurement
+        self._next_stage()
+
+    def _index(self, choices):
+        return int(np.ravel_multi_index(tuple(choices), self._shape))
+
+    def _next_stage(self):
+        """Moves to the next axis with more than one choice; False when none is left."""
+        while self._axis + 1 < len(self._shape):
+            self._axis += 1
+            n = self._shape[self._axis]
+            if n > 1:
+                self._stage = []
+                for choice in range(n):
+                    choices = list(self._best)
+                    choices[self._axis] = choice
+                    self._stage.append(self._index(choices))
+                self._times = {i: [] for i in self._stage}
+                self._calls = 0
+                return True
+        return False
 
     def _recall(self, args):
         """Looks for an earlier process's choice for this cluster in the persistent
@@ -96,25 +189,35 @@ class Autotuner:
 
     @property
     def options(self):
-        return self._options[self.chosen] if self.chosen is not None else self._options[0]
+        if self.chosen is not None:
+            return self._options[self.chosen]
+        return self._options[self._index(self._best)]
 
     def __call__(self, *args):
-        if self._calls == 0 and self.chosen is None:
+        if self._calls == 0 and self._axis == 0 and self.chosen is None:
             self._recall(args)
         if self.chosen is not None:
             return self._jitted[self.chosen](*args)
-        index = self._calls % len(self._jitted)
-        timed = self._calls >= self.WARMUP * len(self._jitted)
+        stage = self._stage
+        index = stage[self._calls % len(stage)]
+        timed = self._calls >= self.WARMUP * len(stage)
         start = time.perf_counter()
         outs = self._jitted[index](*args)
         if timed:
             jax.block_until_ready(outs)
             self._times[index].append(time.perf_counter() - start)
         self._calls += 1
-        if all(len(t) >= self.TIMED for t in self._times):
-            best = [min(t) for t in self._times]
-            self.report = [(opts, t) for opts, t in zip(self._options, best)]
-            self._keep(best.index(min(best)))
-            if self._key is not None:
-                compile_cache.save_choice(self._key, self.chosen, self.report)
+        if all(len(t) >= self.TIMED for t in self._times.values()):
+            best = {i: min(t) for i, t in self._times.items()}
+            self.report.extend((self._options[i], best[i]) for i in stage)
+            winner = min(stage, key=best.get)
+            self._best = list(np.unravel_index(winner, self._shape))
+            self._best = [int(b) for b in self._best]
+            for i in stage:  # free the losers' executables
+                if i != winner:
+                    self._jitted[i] = None
+            if not self._next_stage():
+                self._keep(winner)
+                if self._key is not None:
+                    compile_cache.save_choice(self._key, self.chosen, self.report)
         return outs

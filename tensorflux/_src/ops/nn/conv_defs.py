@@ -32,6 +32,9 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.nn import conv_grads as _g
+from tensorflux._src.ops.nn import conv_im2col as _cols
+from tensorflux._src.ops.nn import conv_lowering
+from tensorflux._src.ops.nn import depthwise_shifted as _dw_shifted
 from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS,
                                                  PADDINGS_EXPLICIT, channel_axis,
                                                  check_valid_padding, explicit_pads, make_shape,
@@ -183,10 +186,34 @@ def _depthwise_filter(w, in_depth, label=None):
     return w.reshape(w.shape[:2] + (1, w.shape[2] * w.shape[3]))
 
 
+def _im2col(x_shape, w_shape, groups=None):
+    """Whether this 2-D convolution is lowered as im2col (conv_im2col.py): the switch
+    says so and it is an ungrouped k x k (k > 1) one; 1x1 convolutions are dots in XLA
+    already."""
+    if groups is None:
+        groups = x_shape[-1] // w_shape[-2] if len(x_shape) == 4 else 0
+    return (len(x_shape) == 4 and groups == 1 and w_shape[0] * w_shape[1] > 1
+            and conv_lowering.choice(conv_lowering.CONV2D) == "im2col")
+
+
+def _conv2d_choices(op):
+    """Conv2D and its backprop ops have a choice only for ungrouped k x k filters (an
+    unknown shape might be one)."""
+    shape = op.outputs[0].shape if op.type == "Conv2DBackpropFilter" else op.inputs[1].shape
+    if shape is not None and shape.rank == 4 and shape[0].value is not None \
+            and shape[1].value is not None and shape[0].value * shape[1].value == 1:
+        return ()
+    return (conv_lowering.CONV2D,)
+
+
 def _conv2d_lower(input, filter, strides, padding, explicit_paddings, data_format,  # noqa: A002
                   dilations):
     _check_kernel_attrs(strides, dilations, data_format)
     groups = _groups(input.shape, filter.shape, data_format)
+    if _im2col(input.shape, filter.shape, groups):
+        window, out = _shifted_window(input.shape, filter.shape, strides, padding,
+                                      explicit_paddings, data_format, dilations)
+        return _cols.forward(input, filter, out=out, data_format=data_format, **window)
     return _conv(input, filter, strides, padding, explicit_paddings, data_format, dilations,
                  groups)
 
@@ -197,11 +224,39 @@ def _conv3d_lower(input, filter, strides, padding, data_format, dilations):  # n
     return _conv(input, filter, strides, padding, (), data_format, dilations, groups)
 
 
+def _shifted_window(x_shape, w_shape, strides, padding, explicit_paddings, data_format,
+                    dilations):
+    """The (h, w) strides, dilations, pads and output size of a depthwise window, for
+    depthwise_shifted.py."""
+    axes = spatial_axes(data_format, 4)
+    pads, out = [], []
+    for i, ax in enumerate(axes):
+        before, after, size = window_pads(x_shape[ax], w_shape[i], dilations[ax], strides[ax],
+                                          padding, *explicit_pads(explicit_paddings, ax))
+        pads.append((before, after))
+        out.append(size)
+    return dict(strides=[strides[a] for a in axes], dilations=[dilations[a] for a in axes],
+                pads=pads), out
+
+
+def _nhwc(shape, data_format):
+    shape = tuple(shape)
+    return (shape[0], *shape[2:], shape[1]) if data_format.startswith("NC") else shape
+
+
+def _shifted():
+    return conv_lowering.choice(conv_lowering.DEPTHWISE) == "shifted"
+
+
 def _depthwise_lower(input, filter, strides, padding, explicit_paddings, data_format,  # noqa: A002
                      dilations):
     _check_kernel_attrs(strides, dilations, data_format)
     in_depth = input.shape[channel_axis(data_format, 4)]
     w = _depthwise_filter(filter, in_depth)
+    if _shifted():
+        window, out = _shifted_window(input.shape, filter.shape, strides, padding,
+                                      explicit_paddings, data_format, dilations)
+        return _dw_shifted.forward(input, filter, out=out, data_format=data_format, **window)
     return _conv(input, w, strides, padding, explicit_paddings, data_format, dilations,
                  in_depth)
 
@@ -259,6 +314,14 @@ def _backprop_input(label, depthwise=False):
         x_shape = _sizes(input_sizes, label, "input_sizes")
         _check_backprop(label, x_shape, filter.shape, out_backprop.shape, depthwise=depthwise,
                         **attrs)
+        if depthwise and _shifted():
+            window, _ = _shifted_window(x_shape, filter.shape, **attrs)
+            return _dw_shifted.backprop_input(x_shape, filter, out_backprop,
+                                           data_format=data_format, **window)
+        if not depthwise and _im2col(_nhwc(x_shape, data_format), filter.shape):
+            window, _ = _shifted_window(x_shape, filter.shape, **attrs)
+            return _cols.backprop_input(x_shape, filter, out_backprop,
+                                          data_format=data_format, **window)
         spec = jax.ShapeDtypeStruct(x_shape, out_backprop.dtype)
         transpose = jax.linear_transpose(lambda x: _forward(x, filter, attrs, depthwise), spec)
         return transpose(out_backprop)[0]
@@ -274,6 +337,14 @@ def _backprop_filter(label, depthwise=False):
         w_shape = _sizes(filter_sizes, label, "filter_sizes")
         _check_backprop(label, input.shape, w_shape, out_backprop.shape, depthwise=depthwise,
                         **attrs)
+        if depthwise and _shifted():
+            window, _ = _shifted_window(input.shape, w_shape, **attrs)
+            return _dw_shifted.backprop_filter(input, w_shape, out_backprop,
+                                            data_format=data_format, **window)
+        if not depthwise and _im2col(_nhwc(input.shape, data_format), w_shape):
+            window, _ = _shifted_window(input.shape, w_shape, **attrs)
+            return _cols.backprop_filter(input, w_shape, out_backprop,
+                                           data_format=data_format, **window)
         spec = jax.ShapeDtypeStruct(w_shape, out_backprop.dtype)
         transpose = jax.linear_transpose(lambda w: _forward(input, w, attrs, depthwise), spec)
         return transpose(out_backprop)[0]
@@ -298,7 +369,7 @@ def _conv_attrs(formats, explicit=True, cudnn=False):
 
 
 def _register(name, inputs, shape, lower, grad, formats, explicit=True, cudnn=False,
-              extra_attrs=None, min_strides=0):
+              extra_attrs=None, min_strides=0, lowering_choices=()):
     attrs, rules = _conv_attrs(formats, explicit, cudnn)
     attrs.update(extra_attrs or {})
     rules["strides"] = min_strides
@@ -306,17 +377,20 @@ def _register(name, inputs, shape, lower, grad, formats, explicit=True, cudnn=Fa
     # Convolutions compile ~2x faster on XLA:CPU with library dot fusion (options.py).
     register(OpDef(name, inputs=inputs, outputs=("output: T",), attrs=attrs, shape=shape,
                    lower=lower, grad=grad, xla_cpu_library_fusion=True,
+                   lowering_choices=lowering_choices,
                    type_defaults={"Tshape": _I32} if "Tshape" in attrs else {}))
 
 
 _register("Conv2D", ("input: T", "filter: T"), _conv_shape, _conv2d_lower, _g.conv2d_grad,
-          FORMATS_2D, cudnn=True)
+          FORMATS_2D, cudnn=True, lowering_choices=_conv2d_choices)
 _register("Conv2DBackpropInput", ("input_sizes: int32", "filter: T", "out_backprop: T"),
           _shape_from_tensor(0, 4), _backprop_input("Conv2DBackpropInput"),
-          _g.conv2d_backprop_input_grad, FORMATS_2D, cudnn=True)
+          _g.conv2d_backprop_input_grad, FORMATS_2D, cudnn=True,
+          lowering_choices=_conv2d_choices)
 _register("Conv2DBackpropFilter", ("input: T", "filter_sizes: int32", "out_backprop: T"),
           _shape_from_tensor(1, 4), _backprop_filter("Conv2DBackpropFilter"),
-          _g.conv2d_backprop_filter_grad, FORMATS_2D, cudnn=True)
+          _g.conv2d_backprop_filter_grad, FORMATS_2D, cudnn=True,
+          lowering_choices=_conv2d_choices)
 
 _register("Conv3D", ("input: T", "filter: T"), _conv_shape, _conv3d_lower, _g.conv3d_grad,
           FORMATS_3D, explicit=False, min_strides=5)
@@ -329,12 +403,15 @@ _register("Conv3DBackpropFilterV2", ("input: T", "filter_sizes: int32", "out_bac
           _g.conv3d_backprop_filter_grad, FORMATS_3D, explicit=False, min_strides=5)
 
 _register("DepthwiseConv2dNative", ("input: T", "filter: T"), _depthwise_shape,
-          _depthwise_lower, _g.depthwise_grad, FORMATS_2D)
+          _depthwise_lower, _g.depthwise_grad, FORMATS_2D,
+          lowering_choices=(conv_lowering.DEPTHWISE,))
 _register("DepthwiseConv2dNativeBackpropInput",
           ("input_sizes: int32", "filter: T", "out_backprop: T"), _shape_from_tensor(0, 4),
           _backprop_input("DepthwiseConv2dNativeBackpropInput", depthwise=True),
-          _g.depthwise_backprop_input_grad, FORMATS_2D)
+          _g.depthwise_backprop_input_grad, FORMATS_2D,
+          lowering_choices=(conv_lowering.DEPTHWISE,))
 _register("DepthwiseConv2dNativeBackpropFilter",
           ("input: T", "filter_sizes: int32", "out_backprop: T"), _shape_from_tensor(1, 4),
           _backprop_filter("DepthwiseConv2dNativeBackpropFilter", depthwise=True),
-          _g.depthwise_backprop_filter_grad, FORMATS_2D)
+          _g.depthwise_backprop_filter_grad, FORMATS_2D,
+          lowering_choices=(conv_lowering.DEPTHWISE,))

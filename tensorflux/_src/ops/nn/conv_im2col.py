@@ -1,0 +1,73 @@
+"""Conv2D and its two backprop ops as one matrix product each (im2col).
+
+XLA:CPU runs a k x k convolution (k > 1) through Eigen's spatial convolution, and its
+gradients through the same code on rearranged operands, which on this project's 2-core
+AVX2 machine is much slower than its dot kernels on the same work. Written instead as a
+dot, the taps' strided slices of the padded input are concatenated along channels into
+"columns" (N, Ho, Wo, kh*kw*C) and multiplied by the filter seen as (kh*kw*C, O):
+
+    forward:          y  = cols(x) @ w.reshape(kh*kw*C, O)
+    backprop input:   dx = cols'(g) @ w'  (g = dy interior-padded by s - 1 and padded
+                      by (k-1)*d - pad_before in front, read with stride 1; w' the filter
+                      with its taps reversed and in/out swapped: (kh*kw*O, C))
+    backprop filter:  dw = cols(x)^T @ dy, contracted over (N, Ho, Wo)
+
+The columns cost kh*kw times the input's memory; 1x1 convolutions need no columns and
+XLA already makes them dots, so they are left to XLA. Half-precision products accumulate
+in float32. NCHW data is computed in NHWC. The conv_defs.py lowerings call these for
+ungrouped 2-D convolutions when the `tensorflux_conv2d_lowering` switch is "im2col"
+(conv_lowering.py).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import lax
+
+from tensorflux._src.ops.nn import conv_taps
+
+
+def _columns(xp, kernel, out, strides, dilations):
+    windows = [w for _, _, w in conv_taps.taps(xp, kernel, out, strides, dilations)]
+    return windows[0] if len(windows) == 1 else jnp.concatenate(windows, axis=-1)
+
+
+def _dot(a, b, dtype):
+    """a (..., K) @ b (K, O), accumulated in float32 for half-precision inputs."""
+    out = lax.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())),
+                          preferred_element_type=conv_taps.acc_dtype(dtype))
+    return out.astype(dtype)
+
+
+def forward(x, w, strides, dilations, pads, out, data_format):
+    """y = conv2d(x, w) for w [kh, kw, C, O]; `strides`/`dilations` are the (h, w)
+    values, `pads` ((before, after) per spatial axis) and `out` (Ho, Wo) window_pads'."""
+    x = conv_taps.to_nhwc(x, data_format)
+    kh, kw, c, o = w.shape
+    cols = _columns(conv_taps.pad_spatial(x, pads), (kh, kw), out, strides, dilations)
+    return conv_taps.from_nhwc(_dot(cols, w.reshape(kh * kw * c, o), x.dtype), data_format)
+
+
+def backprop_input(x_shape, w, dy, strides, dilations, pads, data_format):
+    """dx of forward() at input shape `x_shape` (in `data_format`)."""
+    dy = conv_taps.to_nhwc(dy, data_format)
+    _, h, wd, c = conv_taps.to_nhwc_shape(x_shape, data_format)
+    kh, kw, _, o = w.shape
+    edges, interior = conv_taps.adjoint_pads((h, wd), (kh, kw), strides, dilations, pads,
+                                             dy.shape[1:3])
+    gp = conv_taps.pad_spatial(dy, edges, interior)
+    cols = _columns(gp, (kh, kw), (h, wd), (1, 1), dilations)
+    # tap (i, j) of the columns meets filter tap (kh-1-i, kw-1-j), transposed to (O, C)
+    flipped = jnp.transpose(w[::-1, ::-1], (0, 1, 3, 2)).reshape(kh * kw * o, c)
+    return conv_taps.from_nhwc(_dot(cols, flipped, dy.dtype), data_format)
+
+
+def backprop_filter(x, w_shape, dy, strides, dilations, pads, data_format):
+    """dw of forward() at filter shape `w_shape` [kh, kw, C, O]."""
+    x, dy = conv_taps.to_nhwc(x, data_format), conv_taps.to_nhwc(dy, data_format)
+    kh, kw = w_shape[:2]
+    cols = _columns(conv_taps.pad_spatial(x, pads), (kh, kw), dy.shape[1:3], strides,
+                    dilations)
+    dw = lax.dot_general(cols, dy, (((0, 1, 2), (0, 1, 2)), ((), ())),
+                         preferred_element_type=conv_taps.acc_dtype(x.dtype))
+    return dw.reshape(w_shape).astype(x.dtype)
