@@ -36,6 +36,9 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import timed_windows  # noqa: E402
+
 
 def _tensorflux_steps(model, batch, size, num_classes):
     from tensorflux._src.cli import bench_step
@@ -90,13 +93,7 @@ def bench_model(model, batch, size, steps, windows, peers):
         first[peer.KEY] = _warm(run)
         runs[peer.KEY] = run
         print(f"  {model} {peer.KEY}: warmed", flush=True)
-    times = {name: [] for name in runs}
-    for _ in range(windows):
-        for name, run in runs.items():
-            started = time.perf_counter()
-            for _ in range(steps):
-                run()
-            times[name].append((time.perf_counter() - started) / steps)
+    times = timed_windows(runs, steps, windows)
     for close in closers:
         close()
     gc.collect()

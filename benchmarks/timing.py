@@ -25,16 +25,23 @@ def race(runners, window, windows, warmup):
     for run in runners.values():
         for _ in range(warmup):
             run()
+    samples = timed_windows(runners, window, windows)
+    rows = {name: {"median_ms": statistics.median(t) * 1e3, "min_ms": min(t) * 1e3,
+                   "max_ms": max(t) * 1e3} for name, t in samples.items()}
+    return first, rows
+
+
+def timed_windows(runners, window, windows):
+    """Per runner (name -> zero-argument step), the seconds per step of each of `windows`
+    windows of `window` steps, the runners taking turns window by window."""
     samples = {name: [] for name in runners}
     for _ in range(windows):
         for name, run in runners.items():
             start = time.perf_counter()
             for _ in range(window):
                 run()
-            samples[name].append((time.perf_counter() - start) * 1e3 / window)
-    rows = {name: {"median_ms": statistics.median(t), "min_ms": min(t), "max_ms": max(t)}
-            for name, t in samples.items()}
-    return first, rows
+            samples[name].append((time.perf_counter() - start) / window)
+    return samples
 
 
 def donating_runner(step, params, xs, ys):
