@@ -24,7 +24,7 @@ class LiveLeaderboard:
     def start(self, rows, columns, task, folds, time_limit):
         how = f"{folds}-fold out-of-fold" if folds > 1 else "validation"
         self._print(f"[bold]automl[/bold]: {task}, {rows} rows x {columns} feature columns; "
-                    f"{how} {self.metric}; time limit {time_limit:g} s")
+                    f"{how} {self.metric}; time limit {time_limit:.0f} s")
         self._print(f"  {'model':<22} {'val ' + self.metric:>14} {'fit s':>8}  best")
 
     def model_done(self, name, score, fit_time):
