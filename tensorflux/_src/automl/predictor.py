@@ -211,8 +211,8 @@ class Predictor:
     # -- report ----------------------------------------------------------------------------
 
     def write_report(self, output_dir, y_true_encoded, prediction, metric_values=None):
-        """report.html and its plots through report.write_report (the report module is
-        owned by the automlbench branch; see notes/automl_api.md)."""
+        """report.html, report.json and the plots (report.write_report) for held-out
+        labels `y_true_encoded` and the ensemble's `prediction` on them."""
         if metric_values is None:
             metric_values = metrics.all_metrics(self.task, y_true_encoded, prediction)
         if self.task == "regression":
@@ -221,11 +221,7 @@ class Predictor:
             y_true = self._labels.decode(y_true_encoded)
             y_pred = self._labels.decode(np.argmax(prediction, axis=1))
             y_proba = prediction
-        # ---- the single call site of the report module (automlbench branch) ----
-        try:
-            from tensorflux._src.automl import report
-        except ImportError:
-            return None
+        from tensorflux._src.automl import report  # matplotlib: only when a report is made
         return report.write_report(
             output_dir, task=self.task, target=self.target, metric=self.metric,
             leaderboard=self.leaderboard(), ensemble_weights=self.ensemble_weights,
