@@ -73,14 +73,21 @@ def spiral(n, noise, rng):
     return _stack(parts)
 
 
-def plane(n, noise, rng):
+def _square_points(n, noise, rng):
+    """Points uniform on [-6, 6]^2 and the same points moved by noise, the two regression
+    sets' sampling (x, y, then the noise of x and of y, in the original's draw order)."""
     radius = 6.0
     x = _uniform(rng, -radius, radius, n)
     y = _uniform(rng, -radius, radius, n)
     nx = _uniform(rng, -radius, radius, n) * noise
     ny = _uniform(rng, -radius, radius, n) * noise
+    return x, y, x + nx, y + ny
+
+
+def plane(n, noise, rng):
+    x, y, noisy_x, noisy_y = _square_points(n, noise, rng)
     # labelScale: [-10, 10] -> [-1, 1] applied to x + y (not clamped, as in the original).
-    label = ((x + nx) + (y + ny)) / 10.0
+    label = (noisy_x + noisy_y) / 10.0
     return _stack([(x, y, label)])
 
 
@@ -89,12 +96,8 @@ GAUSSIANS = ((-4, 2.5, 1), (0, 2.5, -1), (4, 2.5, 1), (-4, -2.5, -1), (0, -2.5, 
 
 
 def multigauss(n, noise, rng):
-    radius = 6.0
-    x = _uniform(rng, -radius, radius, n)
-    y = _uniform(rng, -radius, radius, n)
-    nx = _uniform(rng, -radius, radius, n) * noise
-    ny = _uniform(rng, -radius, radius, n) * noise
-    return _stack([(x, y, multigauss_label(x + nx, y + ny))])
+    x, y, noisy_x, noisy_y = _square_points(n, noise, rng)
+    return _stack([(x, y, multigauss_label(noisy_x, noisy_y))])
 
 
 def multigauss_label(x, y):
