@@ -16,7 +16,7 @@ import os
 import sys
 
 from tensorflux._src.cli.errors import UsageError
-from tensorflux._src.platform.shutdown import stop_event_on_signals
+from tensorflux._src.platform.shutdown import serve_until_stopped, stop_event_on_signals
 
 DEFAULT_PORT = 8500
 
@@ -107,9 +107,4 @@ async def _serve_forever(model_server, host, port, ready, server):
         versions = manager.available()
         print(f"serving {name} (versions {', '.join(map(str, versions)) or 'none yet'}) at "
               f"http://{host}:{bound}/v1/models/{name}", file=sys.stderr, flush=True)
-    if ready is not None:
-        ready(bound)
-    try:
-        await stop.wait()
-    finally:
-        await runner.cleanup()
+    await serve_until_stopped(stop, runner, bound, ready)

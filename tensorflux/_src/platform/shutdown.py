@@ -20,3 +20,14 @@ def stop_event_on_signals():
         except (NotImplementedError, RuntimeError, ValueError):
             pass
     return stop
+
+
+async def serve_until_stopped(stop, runner, bound, ready=None):
+    """Tells `ready` (if given) the port the started aiohttp `runner` is bound to, serves
+    until `stop` is set, then cleans the runner up, on errors too."""
+    if ready is not None:
+        ready(bound)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()

@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 import orjson
 from aiohttp import WSMsgType, web
 
-from tensorflux._src.platform.shutdown import stop_event_on_signals
+from tensorflux._src.platform.shutdown import serve_until_stopped, stop_event_on_signals
 from tensorflux._src.playground import config as config_lib
 from tensorflux._src.playground import network as network_lib
 from tensorflux._src.playground import program
@@ -325,10 +325,5 @@ def serve(port=8080, host="127.0.0.1", export_dir="playground-exports", ready=No
         shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
         print(f"tensorflux playground at http://{shown}:{bound}/ (exports go to "
               f"{os.path.abspath(export_dir)})", flush=True)
-        if ready is not None:
-            ready(bound)
-        try:
-            await stop.wait()
-        finally:
-            await runner.cleanup()
+        await serve_until_stopped(stop, runner, bound, ready)
     asyncio.run(forever())
