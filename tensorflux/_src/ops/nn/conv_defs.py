@@ -187,23 +187,13 @@ def _depthwise_filter(w, in_depth, label=None):
 
 
 def _im2col(x_shape, w_shape, groups=None):
-    """Whether this 2-D convolution is lowered as im2col (conv_im2col.py): the switch
-    says so and it is an ungrouped k x k (k > 1) one; 1x1 convolutions are dots in XLA
-    already."""
+    """Whether this 2-D convolution is lowered as matrix products (conv_im2col.py): the
+    switch says so and it is ungrouped (1x1 filters included: their columns are the
+    input itself)."""
     if groups is None:
         groups = x_shape[-1] // w_shape[-2] if len(x_shape) == 4 else 0
-    return (len(x_shape) == 4 and groups == 1 and w_shape[0] * w_shape[1] > 1
+    return (len(x_shape) == 4 and groups == 1
             and conv_lowering.choice(conv_lowering.CONV2D) == "im2col")
-
-
-def _conv2d_choices(op):
-    """Conv2D and its backprop ops have a choice only for ungrouped k x k filters (an
-    unknown shape might be one)."""
-    shape = op.outputs[0].shape if op.type == "Conv2DBackpropFilter" else op.inputs[1].shape
-    if shape is not None and shape.rank == 4 and shape[0].value is not None \
-            and shape[1].value is not None and shape[0].value * shape[1].value == 1:
-        return ()
-    return (conv_lowering.CONV2D,)
 
 
 def _conv2d_lower(input, filter, strides, padding, explicit_paddings, data_format,  # noqa: A002
@@ -382,15 +372,15 @@ def _register(name, inputs, shape, lower, grad, formats, explicit=True, cudnn=Fa
 
 
 _register("Conv2D", ("input: T", "filter: T"), _conv_shape, _conv2d_lower, _g.conv2d_grad,
-          FORMATS_2D, cudnn=True, lowering_choices=_conv2d_choices)
+          FORMATS_2D, cudnn=True, lowering_choices=(conv_lowering.CONV2D,))
 _register("Conv2DBackpropInput", ("input_sizes: int32", "filter: T", "out_backprop: T"),
           _shape_from_tensor(0, 4), _backprop_input("Conv2DBackpropInput"),
           _g.conv2d_backprop_input_grad, FORMATS_2D, cudnn=True,
-          lowering_choices=_conv2d_choices)
+          lowering_choices=(conv_lowering.CONV2D,))
 _register("Conv2DBackpropFilter", ("input: T", "filter_sizes: int32", "out_backprop: T"),
           _shape_from_tensor(1, 4), _backprop_filter("Conv2DBackpropFilter"),
           _g.conv2d_backprop_filter_grad, FORMATS_2D, cudnn=True,
-          lowering_choices=_conv2d_choices)
+          lowering_choices=(conv_lowering.CONV2D,))
 
 _register("Conv3D", ("input: T", "filter: T"), _conv_shape, _conv3d_lower, _g.conv3d_grad,
           FORMATS_3D, explicit=False, min_strides=5)

@@ -32,9 +32,13 @@ def _columns(xp, kernel, out, strides, dilations):
     return windows[0] if len(windows) == 1 else jnp.concatenate(windows, axis=-1)
 
 
-def _dot(a, b, dtype):
-    """a (..., K) @ b (K, O), accumulated in float32 for half-precision inputs."""
-    out = lax.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())),
+def _matmul(a, b, contract, dtype):
+    """The 2-D product of `a` and `b` contracting dimensions `contract` ((a's,), (b's,)),
+    accumulated in float32 for half-precision inputs. Kept 2-D on purpose: XLA:CPU
+    passes a 2-D operand whose contracted dimension is the major one to its dot kernels
+    as transposed, where a 4-D operand contracted over (N, H, W) was first copied into a
+    transposed layout (the copies cost as much as the dots in ResNet-50's step)."""
+    out = lax.dot_general(a, b, (contract, ((), ())),
                           preferred_element_type=conv_taps.acc_dtype(dtype))
     return out.astype(dtype)
 
@@ -45,29 +49,41 @@ def forward(x, w, strides, dilations, pads, out, data_format):
     x = conv_taps.to_nhwc(x, data_format)
     kh, kw, c, o = w.shape
     cols = _columns(conv_taps.pad_spatial(x, pads), (kh, kw), out, strides, dilations)
-    return conv_taps.from_nhwc(_dot(cols, w.reshape(kh * kw * c, o), x.dtype), data_format)
+    n, ho, wo, k = cols.shape
+    y = _matmul(cols.reshape(n * ho * wo, k), w.reshape(k, o), ((1,), (0,)), x.dtype)
+    return conv_taps.from_nhwc(y.reshape(n, ho, wo, o), data_format)
 
 
 def backprop_input(x_shape, w, dy, strides, dilations, pads, data_format):
     """dx of forward() at input shape `x_shape` (in `data_format`)."""
     dy = conv_taps.to_nhwc(dy, data_format)
-    _, h, wd, c = conv_taps.to_nhwc_shape(x_shape, data_format)
+    n, h, wd, c = conv_taps.to_nhwc_shape(x_shape, data_format)
     kh, kw, _, o = w.shape
     edges, interior = conv_taps.adjoint_pads((h, wd), (kh, kw), strides, dilations, pads,
                                              dy.shape[1:3])
+    if kh == kw == 1:
+        # dy @ w^T lands on the input positions the forward read (every s-th, shifted by
+        # the padding), zeros elsewhere: multiply first, then spread out, rather than
+        # multiplying s*s times as many zeros.
+        _, ho, wo, _ = dy.shape
+        dx = _matmul(dy.reshape(n * ho * wo, o), w.reshape(c, o), ((1,), (1,)), dy.dtype)
+        dx = conv_taps.pad_spatial(dx.reshape(n, ho, wo, c), edges, interior)
+        return conv_taps.from_nhwc(dx, data_format)
     gp = conv_taps.pad_spatial(dy, edges, interior)
     cols = _columns(gp, (kh, kw), (h, wd), (1, 1), dilations)
     # tap (i, j) of the columns meets filter tap (kh-1-i, kw-1-j), transposed to (O, C)
     flipped = jnp.transpose(w[::-1, ::-1], (0, 1, 3, 2)).reshape(kh * kw * o, c)
-    return conv_taps.from_nhwc(_dot(cols, flipped, dy.dtype), data_format)
+    dx = _matmul(cols.reshape(n * h * wd, kh * kw * o), flipped, ((1,), (0,)), dy.dtype)
+    return conv_taps.from_nhwc(dx.reshape(n, h, wd, c), data_format)
 
 
 def backprop_filter(x, w_shape, dy, strides, dilations, pads, data_format):
     """dw of forward() at filter shape `w_shape` [kh, kw, C, O]."""
     x, dy = conv_taps.to_nhwc(x, data_format), conv_taps.to_nhwc(dy, data_format)
-    kh, kw = w_shape[:2]
+    kh, kw, _, o = w_shape
     cols = _columns(conv_taps.pad_spatial(x, pads), (kh, kw), dy.shape[1:3], strides,
                     dilations)
-    dw = lax.dot_general(cols, dy, (((0, 1, 2), (0, 1, 2)), ((), ())),
-                         preferred_element_type=conv_taps.acc_dtype(x.dtype))
-    return dw.reshape(w_shape).astype(x.dtype)
+    rows = cols.shape[0] * cols.shape[1] * cols.shape[2]
+    dw = _matmul(cols.reshape(rows, cols.shape[3]), dy.reshape(rows, o), ((0,), (0,)),
+                 x.dtype)
+    return dw.reshape(w_shape)
