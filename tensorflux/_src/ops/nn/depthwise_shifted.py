@@ -85,5 +85,26 @@ def backprop_filter(x, w_shape, dy, strides, dilations, pads, data_format):
     for _, _, window in _taps(_pad(x, pads), (kh, kw), dy.shape[1:3], strides, dilations):
         window = window.astype(acc)
         product = window * g if m == 1 else window[..., None] * g
-        taps.append(jnp.sum(product, axis=(0, 1, 2)))
+        taps.append(jnp.sum(_fold_rows(product), axis=(0, 1, 2)))
     return jnp.stack(taps).reshape(w_shape).astype(x.dtype)
+
+
+ROW_FOLD = 16  # at most this many output rows are added elementwise before reducing
+
+
+def _fold_rows(product):
+    """`product` (N, Ho, Wo, ...) with its rows added in groups of r (the largest divisor
+    of Ho up to ROW_FOLD): (N, Ho / r, Wo, ...), the same sum over (N, Ho, Wo).
+
+    A reduction is a kernel of its own on XLA:CPU (a library one by default), so each
+    tap's strided window of the padded input, with whatever it was computed from, was
+    materialized once per tap to feed it: a full-size copy per tap, ~30% of MobileNet
+    v2's step. The elementwise adds fuse with the window and the multiply into one loop
+    that writes r times less, and the reduction that remains is that much smaller:
+    the step took 0.82x the time (benchmarks/conv_cpu.py, 64x64, batch 16)."""
+    rows = product.shape[1]
+    r = max(d for d in range(1, min(rows, ROW_FOLD) + 1) if rows % d == 0)
+    folded = product[:, 0::r]
+    for k in range(1, r):
+        folded = folded + product[:, k::r]
+    return folded
