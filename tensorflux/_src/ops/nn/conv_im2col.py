@@ -12,11 +12,11 @@ dot, the taps' strided slices of the padded input are concatenated along channel
                       with its taps reversed and in/out swapped: (kh*kw*O, C))
     backprop filter:  dw = cols(x)^T @ dy, contracted over (N, Ho, Wo)
 
-The columns cost kh*kw times the input's memory; 1x1 convolutions need no columns and
-XLA already makes them dots, so they are left to XLA. Half-precision products accumulate
-in float32. NCHW data is computed in NHWC. The conv_defs.py lowerings call these for
-ungrouped 2-D convolutions when the `tensorflux_conv2d_lowering` switch is "im2col"
-(conv_lowering.py).
+The columns cost kh*kw times the input's memory. A 1x1 filter's columns are the input
+itself (strided), and its dx is dy @ w^T spread onto the input positions the forward
+read. Half-precision products accumulate in float32. NCHW data is computed in NHWC.
+The conv_defs.py lowerings call these for ungrouped 2-D convolutions when the
+`tensorflux_conv2d_lowering` switch is "im2col" (conv_lowering.py).
 """
 
 from __future__ import annotations
