@@ -13,9 +13,6 @@ from tensorflux._src.runtime.config import compiler_options_config
 
 CPU = jax.devices("cpu")[0]
 KEY = options.LIBRARY_FUSION_KEY
-# What every XLA:CPU cluster gets: in-place variable updates without copies.
-REGION = {"xla_cpu_copy_insertion_use_region_analysis": True}
-DOT = {**REGION, KEY: "LIBRARY_FUSION_TYPE_DOT"}
 
 
 def _op(library_fusion, lowering_choices=()):
@@ -24,33 +21,29 @@ def _op(library_fusion, lowering_choices=()):
 
 
 def test_candidates_only_for_marked_ops():
-    assert options.candidates([_op(False), _op(False)], CPU) == [REGION]
-    assert options.candidates([_op(False), _op(True)], CPU) == [DOT, REGION]
+    assert options.candidates([_op(False), _op(False)], CPU) == [{}]
+    assert options.candidates([_op(False), _op(True)], CPU) == [options.LIBRARY_DOT_FUSION, {}]
 
 
 def test_user_setting_the_key_turns_tuning_off_and_none_removes():
-    assert options.candidates([_op(True)], CPU, {KEY: None}) == [REGION]
-    assert options.candidates([_op(True)], CPU, {KEY: "LIBRARY_FUSION_TYPE_DOT"}) == [DOT]
+    assert options.candidates([_op(True)], CPU, {KEY: None}) == [{}]
+    assert options.candidates([_op(True)], CPU, {KEY: "LIBRARY_FUSION_TYPE_DOT"}) == [
+        {KEY: "LIBRARY_FUSION_TYPE_DOT"}]
     other = {"xla_cpu_enable_fast_math": True}
-    assert options.candidates([_op(False)], CPU, other) == [{**REGION, **other}]
-    # the CPU default is the user's to change or remove like any other option
-    region = "xla_cpu_copy_insertion_use_region_analysis"
-    assert options.candidates([_op(False)], CPU, {region: None}) == [{}]
-    assert options.candidates([_op(False)], CPU, {region: False}) == [{region: False}]
+    assert options.candidates([_op(False)], CPU, other) == [other]
 
 
 def test_lowering_switches_multiply_the_candidates():
     dw = conv_lowering.DEPTHWISE
     ops = [_op(True, (dw,)), _op(True)]
     assert options.candidates(ops, CPU) == [
-        {**DOT, dw: "shifted"}, {**REGION, dw: "shifted"},
-        {**DOT, dw: "grouped_conv"}, {**REGION, dw: "grouped_conv"}]
+        {dw: "shifted", KEY: "LIBRARY_FUSION_TYPE_DOT"}, {dw: "shifted"},
+        {dw: "grouped_conv", KEY: "LIBRARY_FUSION_TYPE_DOT"}, {dw: "grouped_conv"}]
     # the lowering switches are varied before library fusion
     assert options.candidate_axes(ops, CPU)[-1] == [options.LIBRARY_DOT_FUSION, {}]
     # a switch the user set is not tuned; None means the default lowering
-    assert options.candidates(ops, CPU, {dw: "shifted", KEY: None}) == [
-        {**REGION, dw: "shifted"}]
-    assert options.candidates(ops, CPU, {dw: None}) == [DOT, REGION]
+    assert options.candidates(ops, CPU, {dw: "shifted", KEY: None}) == [{dw: "shifted"}]
+    assert options.candidates(ops, CPU, {dw: None}) == [options.LIBRARY_DOT_FUSION, {}]
     # off CPU nothing is tuned
     gpu = types.SimpleNamespace(platform="gpu")
     assert options.candidates(ops, gpu) == [{}]
@@ -142,8 +135,9 @@ def test_conv_training_step_is_autotuned_and_state_stays_consistent():
         assert not run.executable.tuning
         conv2d = conv_lowering.CONV2D
         assert run.executable.compiler_options in (
-            {**DOT, conv2d: "im2col"}, {**DOT, conv2d: "conv"},
-            {**REGION, conv2d: "im2col"}, {**REGION, conv2d: "conv"})
+            {KEY: "LIBRARY_FUSION_TYPE_DOT", conv2d: "im2col"},
+            {KEY: "LIBRARY_FUSION_TYPE_DOT", conv2d: "conv"},
+            {conv2d: "im2col"}, {conv2d: "conv"})
     # plain gradient descent on a convex loss: every step lowers it
     assert all(b < a for a, b in zip(losses, losses[1:]))
 
@@ -155,5 +149,5 @@ def test_session_config_reaches_the_executable():
     with tf.Session(config=config) as sess:
         got = sess.run(y, {x: np.eye(2, dtype=np.float32)})
         (run,) = sess._runs.values()
-        assert run.executable.compiler_options == DOT
+        assert run.executable.compiler_options == {KEY: "LIBRARY_FUSION_TYPE_DOT"}
     np.testing.assert_array_equal(got, np.eye(2))

@@ -39,20 +39,6 @@ LIBRARY_FUSION_KEY = "xla_cpu_experimental_ynn_fusion_type"
 LIBRARY_DOT_FUSION = {LIBRARY_FUSION_KEY: "LIBRARY_FUSION_TYPE_DOT"}
 
 
-# Set on every XLA:CPU cluster (a session's own options still win). Copy insertion's
-# region analysis proves that a donated variable's buffer can take its new value in
-# place: without it XLA copied 427 of ResNet-50's 430 variable buffers (weights and
-# momentum slots, ~200 MB) at the start of each training step and back at its end
-# (678 copy thunks per step, 48 with it; MobileNet v2's step 0.92x, ResNet-50's
-# within noise, compile time unchanged).
-CPU_DEFAULTS = {"xla_cpu_copy_insertion_use_region_analysis": True}
-
-
-def defaults(device) -> dict:
-    """The options every cluster on `device` starts from."""
-    return dict(CPU_DEFAULTS) if device is not None and device.platform == "cpu" else {}
-
-
 def _apply_user(options, user_options):
     options = dict(options)
     for key, value in (user_options or {}).items():
@@ -93,19 +79,17 @@ def candidate_axes(ops, device, user_options=None) -> list:
     return axes
 
 
-def combine(axes, user_options=None, device=None) -> list:
-    """Every combination of one choice per axis (itertools.product order) over the
-    device's `defaults`, with the user's options on top; one set without axes."""
-    base = defaults(device)
-    return [_apply_user({**base, **{k: v for part in combo for k, v in part.items()}},
-                        user_options)
+def combine(axes, user_options=None) -> list:
+    """Every combination of one choice per axis (itertools.product order), with the
+    user's options on top; [user options] without axes."""
+    return [_apply_user({k: v for part in combo for k, v in part.items()}, user_options)
             for combo in itertools.product(*axes)]
 
 
 def candidates(ops, device, user_options=None) -> list:
     """Option sets worth trying for a cluster, most promising first (one = no tuning):
     the combinations of `candidate_axes`."""
-    return combine(candidate_axes(ops, device, user_options), user_options, device)
+    return combine(candidate_axes(ops, device, user_options), user_options)
 
 
 def bind(fn, options, device):
