@@ -47,7 +47,7 @@ def forward(x, w, strides, dilations, pads, out, data_format):
     """y = conv2d(x, w) for w [kh, kw, C, O]; `strides`/`dilations` are the (h, w)
     values, `pads` ((before, after) per spatial axis) and `out` (Ho, Wo) window_pads'."""
     x = conv_taps.to_nhwc(x, data_format)
-    kh, kw, c, o = w.shape
+    kh, kw, _, o = w.shape
     cols = _columns(conv_taps.pad_spatial(x, pads), (kh, kw), out, strides, dilations)
     n, ho, wo, k = cols.shape
     y = _matmul(cols.reshape(n * ho * wo, k), w.reshape(k, o), ((1,), (0,)), x.dtype)
