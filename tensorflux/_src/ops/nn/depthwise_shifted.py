@@ -96,12 +96,14 @@ def _fold_rows(product):
     """`product` (N, Ho, Wo, ...) with its rows added in groups of r (the largest divisor
     of Ho up to ROW_FOLD): (N, Ho / r, Wo, ...), the same sum over (N, Ho, Wo).
 
-    A reduction is a kernel of its own on XLA:CPU (a library one by default), so each
-    tap's strided window of the padded input, with whatever it was computed from, was
-    materialized once per tap to feed it: a full-size copy per tap, ~30% of MobileNet
-    v2's step. The elementwise adds fuse with the window and the multiply into one loop
-    that writes r times less, and the reduction that remains is that much smaller:
-    MobileNet v2's training step took 0.82x the time (same-process A/B, 64x64, batch 16)."""
+    A reduction is a kernel of its own on XLA:CPU (a library one by default), so a
+    plain sum made XLA write each tap's strided window of the padded input out in full
+    (recomputing what it was computed from, e.g. batch norm and ReLU6) to feed it:
+    ~30% of MobileNet v2's kernel time. Folded, XLA computes each tap's product in r
+    row-strided pieces fused with the window and the multiply, and the library
+    reduction takes in the adds. Measured on MobileNet v2's training step (64x64, batch
+    16): the window kernels 23 ms instead of 54 ms, the reductions 21 instead of 29 ms
+    of kernel time, the step 0.82x the time in a same-process A/B."""
     rows = product.shape[1]
     r = max(d for d in range(1, min(rows, ROW_FOLD) + 1) if rows % d == 0)
     folded = product[:, 0::r]
