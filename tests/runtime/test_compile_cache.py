@@ -97,7 +97,11 @@ def test_unwritable_directory_falls_back_to_compiling(tmp_path):
     reference, _ = _run({"TENSORFLUX_COMPILATION_CACHE": "0"}, tmp_path)
     result, stderr = _run({"TENSORFLUX_CACHE_DIR": str(blocker / "cache")}, tmp_path)
     assert "compilation cache disabled" in stderr
-    assert result["hits"] == 0 and result["losses"] == reference["losses"]
+    assert result["hits"] == 0
+    # The same training, compiled again. Each process tunes its conv step on its own:
+    # timing noise may keep a different candidate (XLA's conv or the im2col dots), and
+    # those round differently, so only the last bits may differ.
+    np.testing.assert_allclose(result["losses"], reference["losses"], rtol=1e-5)
 
 
 def test_corrupt_entries_are_compiled_again(tmp_path):
