@@ -26,7 +26,7 @@ monitoring.register_event_listener(
     lambda name, **kw: counts.__setitem__(name, counts.get(name, 0) + 1))
 import numpy as np
 import tensorflux as tf
-from tensorflux._src.compiler import options
+from tensorflux._src.compiler import persistent
 
 tf.set_random_seed(1)
 x = tf.constant(np.linspace(-1, 1, 2 * 8 * 8 * 3, dtype=np.float32).reshape(2, 8, 8, 3))
@@ -37,23 +37,56 @@ with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
     # 20 steps: the autotuner compares library fusion, then the conv lowering (10 each)
     losses = [float(sess.run([train, loss])[1]) for _ in range(22)]
-    tuners = [c.jitted for e in sess._executables.values() for c in e.clusters
-              if isinstance(c.jitted, options.Autotuner)]
+    clusters = [c for e in sess._executables.values() for c in e.clusters]
+    tuners = [c.autotuner for c in clusters if c.autotuner is not None]
+    loaded = [isinstance(c.jitted, persistent.Persistent) and c.jitted.loaded
+              for c in clusters]
 requests = counts.get("/jax/compilation_cache/compile_requests_use_cache", 0)
 hits = counts.get("/jax/compilation_cache/cache_hits", 0)
 print(json.dumps({"requests": requests, "hits": hits, "losses": losses,
-                  "remembered": [t.remembered for t in tuners]}))
+                  "remembered": [t.remembered for t in tuners], "loaded": loaded}))
 """
 
 
-def _run(env_updates, tmp_path):
+# A check in a compiled step whose executable a second process loads without tracing:
+# a good run, then a NaN that must fail with the check's own message and leave the
+# variable as it was. SCALE (a constant compiled into the step) changes the graph.
+CHECK_CHILD = r"""
+import json, os
+import numpy as np
+import tensorflux as tf
+from tensorflux._src.compiler import persistent
+
+x = tf.placeholder(tf.float32, [3])
+v = tf.Variable(np.zeros(3, np.float32))
+step = tf.assign_add(v, tf.check_numerics(x * float(os.environ["SCALE"]), "x had bad values"))
+out = {}
+with tf.Session() as sess:
+    sess.run(v.initializer)
+    out["value"] = sess.run(step, {x: np.array([1, 2, 3], np.float32)}).tolist()
+    try:
+        sess.run(step, {x: np.array([1, np.nan, 3], np.float32)})
+        out["error"] = None
+    except tf.errors.InvalidArgumentError as e:
+        out["error"] = e.message
+    out["after"] = sess.run(v).tolist()
+    clusters = [c for e in sess._executables.values() for c in e.clusters
+                if isinstance(c.jitted, persistent.Persistent)]
+    out["loaded"] = [c.jitted.loaded for c in clusters]
+    out["step_loaded"] = [c.jitted.loaded for c in clusters
+                          if any(op.type == "AssignAdd" for op in c.ops)]
+print(json.dumps(out))
+"""
+
+
+def _run(env_updates, tmp_path, child=CHILD):
     env = dict(os.environ)
     env.pop("TENSORFLUX_COMPILATION_CACHE", None)
     env.update(env_updates)
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     env["HOME"] = str(tmp_path / "home")  # never the user's ~/.cache, whatever happens
     env.pop("XDG_CACHE_HOME", None)
-    proc = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True,
                           text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
@@ -76,6 +109,9 @@ def test_second_process_compiles_nothing(tmp_path):
     assert second["requests"] > 0 and second["hits"] == second["requests"]
     assert _entries(cache / "xla") == written
     assert second["remembered"] and all(second["remembered"])  # no timing again
+    # ... and no tracing: the executables were stored by the graph (persistent.py).
+    assert not any(first["loaded"]) and second["loaded"] and all(second["loaded"])
+    assert _entries(cache / "executables")
     # The same training; a tuning process's steps alternate between candidate
     # executables (XLA's conv and im2col dots among them), which round differently, so
     # only the last bits may differ.
@@ -107,7 +143,7 @@ def test_unwritable_directory_falls_back_to_compiling(tmp_path):
 def test_corrupt_entries_are_compiled_again(tmp_path):
     cache = tmp_path / "cache"
     first, _ = _run({"TENSORFLUX_CACHE_DIR": str(cache)}, tmp_path)
-    for folder in ("xla", "autotune"):
+    for folder in ("xla", "autotune", "executables"):
         for name in _entries(cache / folder):
             path = cache / folder / name
             if path.is_file():
@@ -120,6 +156,29 @@ def test_corrupt_entries_are_compiled_again(tmp_path):
     # only the last bits may differ.
     np.testing.assert_allclose(second["losses"], first["losses"], rtol=1e-5)
     assert second["remembered"] == [False] * len(second["remembered"])  # timed again
+    assert not any(second["loaded"])
+
+
+def test_loaded_step_reports_a_failed_check(tmp_path):
+    cache = {"TENSORFLUX_CACHE_DIR": str(tmp_path / "cache"), "SCALE": "2"}
+    first, _ = _run(cache, tmp_path, CHECK_CHILD)
+    second, _ = _run(cache, tmp_path, CHECK_CHILD)
+    assert not any(first["loaded"]) and second["loaded"] and all(second["loaded"])
+    for result in (first, second):
+        assert result["value"] == [2.0, 4.0, 6.0]
+        assert "x had bad values : Tensor had NaN values" in result["error"]
+        assert "CheckNumerics" in result["error"]  # the node that failed
+        assert result["after"] == [2.0, 4.0, 6.0]  # the failed step wrote nothing
+
+
+def test_a_changed_graph_is_not_served_a_stored_executable(tmp_path):
+    cache = str(tmp_path / "cache")
+    _run({"TENSORFLUX_CACHE_DIR": cache, "SCALE": "2"}, tmp_path, CHECK_CHILD)
+    other, _ = _run({"TENSORFLUX_CACHE_DIR": cache, "SCALE": "3"}, tmp_path, CHECK_CHILD)
+    # The initializer and the read are the same graphs; the step is another.
+    assert other["step_loaded"] == [False] and other["value"] == [3.0, 6.0, 9.0]
+    again, _ = _run({"TENSORFLUX_CACHE_DIR": cache, "SCALE": "2"}, tmp_path, CHECK_CHILD)
+    assert all(again["loaded"]) and again["value"] == [2.0, 4.0, 6.0]
 
 
 def test_default_directory(monkeypatch, tmp_path):

@@ -131,7 +131,7 @@ def test_conv_training_step_is_autotuned_and_state_stays_consistent():
             losses.append(sess.run([loss, train], feed)[0])
         run = [r for r in sess._runs.values()
                if any(op.type == "Conv2D" for op in r.executable.traced_ops)][0]
-        assert run.executable.clusters[0].jitted.chosen is not None
+        assert run.executable.clusters[0].autotuner.chosen is not None
         assert not run.executable.tuning
         conv2d = conv_lowering.CONV2D
         assert run.executable.compiler_options in (

@@ -24,8 +24,10 @@ from tensorflux._src.compiler import (
     compile_cache,
     effects,
     functional,
+    graph_key,
     lowering,
     options,
+    persistent,
     state,
     ta_buffer,
 )
@@ -77,6 +79,7 @@ class Cluster:
         self._variants = {}
         self._batched = None
         self._called = False  # see call()
+        self._effects_untraced = False  # loaded from the store: see _first_failure
         # While ops carrying TensorArrays (themselves, or the forward op a gradient
         # recomputes): a run that needs more room than compiled grows them and reruns.
         self.growable = {o for o in (op._attrs.get("forward", op) for op in ops)
@@ -108,10 +111,28 @@ class Cluster:
                                  self.replicas, data_inputs=traced_inputs)
                   for opts in self._options_tried]
         self._stats.executables += 1
-        if len(jitted) == 1:
-            return jitted[0]
-        return options.Autotuner(jitted, self._options_tried, self.device,
-                                 shape=[len(axis) for axis in self._option_axes])
+        inner = jitted[0] if len(jitted) == 1 else options.Autotuner(
+            jitted, self._options_tried, self.device,
+            shape=[len(axis) for axis in self._option_axes])
+        if not self._persistable(static_inputs, facts):
+            return inner
+        return persistent.Persistent(
+            inner, jitted, self._options_tried, self.device,
+            graph_key=lambda: graph_key.cluster_key(self),
+            storable=lambda: not (self.effects.emits or self.effects.uses_callbacks),
+            on_load=self._loaded_untraced)
+
+    def _persistable(self, static_inputs, facts):
+        """Whether the executable may be kept on disk by the graph (persistent.py): the
+        usual state on the default device, with the cache on. Variants with values
+        compiled in, SPMD replicas and loops that grow stay in JAX's cache only."""
+        return (compile_cache.directory() is not None and not static_inputs
+                and facts == self._all_initialized and self.replicas is None
+                and self._sharding is None and self.device == jax.devices()[0]
+                and not self.growable)
+
+    def _loaded_untraced(self):
+        self._effects_untraced = True
 
     def _select(self, args, facts):
         """The executable for these input values and initialization facts, and the values
@@ -145,16 +166,24 @@ class Cluster:
         return tuple(computed + fed)
 
     @property
+    def autotuner(self):
+        """The compiler-option autotuner of the usual executable, or None."""
+        jitted = self.jitted
+        if isinstance(jitted, persistent.Persistent):
+            jitted = jitted.inner
+        return jitted if isinstance(jitted, options.Autotuner) else None
+
+    @property
     def compiler_options(self):
         """The XLA options of the executable in use (the autotuner's pick once made)."""
-        if isinstance(self.jitted, options.Autotuner):
-            return self.jitted.options
-        return dict(self._options_tried[0])
+        tuner = self.autotuner
+        return tuner.options if tuner is not None else dict(self._options_tried[0])
 
     @property
     def tuning(self):
         """Whether the compiler-option autotuner is still timing candidates."""
-        return isinstance(self.jitted, options.Autotuner) and self.jitted.chosen is None
+        tuner = self.autotuner
+        return tuner is not None and tuner.chosen is None
 
     @property
     def is_plain(self):
@@ -179,6 +208,8 @@ class Cluster:
     @property
     def is_batchable(self):
         """Pure once traced (no variables, checks or host callbacks; see `call_batched`)."""
+        if self._effects_untraced:
+            self._trace_effects()
         plan, collector = self.state, self.effects
         return not (plan.start_vars or plan.checked_vars or plan.written_vars
                     or self.static_positions or collector.checks or collector.emits
@@ -244,9 +275,7 @@ class Cluster:
             self.static_positions = positions
             self._variants.clear()
             return self._call(args, session_state)
-        collector = self.effects
-        failure = (collector.first_failure(check_outputs)
-                   if check_outputs or collector.uses_callbacks else None)
+        failure = self._first_failure(check_outputs)
         if failure is not None:
             # The written values were computed as the old ones (see _graph_function);
             # donated inputs are gone, so their old values come back from the outputs.
@@ -265,19 +294,39 @@ class Cluster:
         for var, value in zip(plan.written_vars, finals):
             store[var] = value
         if emit_outputs:
-            collector.run_emits(emit_outputs)
+            self.effects.run_emits(emit_outputs)
         return exports
+
+    def _first_failure(self, check_outputs):
+        """The first check of this run that failed, or None.
+
+        A cluster whose executable came from the store (persistent.py) was never traced,
+        so its collector does not know which op each check belongs to: the flags are
+        read first, and the cluster is traced (nothing runs) only if one failed."""
+        collector = self.effects
+        if not (check_outputs or collector.uses_callbacks):
+            return None
+        if self._effects_untraced:
+            if all(bool(np.asarray(flag)) for flag, _ in check_outputs):
+                return None
+            self._trace_effects()
+        return collector.first_failure(check_outputs)
+
+    def _trace_effects(self):
+        """Fills the effects collector of a cluster loaded untraced, by tracing it as
+        the stored executable was (abstractly: nothing runs, nothing compiles)."""
+        fn, _, _ = options.bind(self._run_graph, self.compiler_options, self.device)
+        jax.eval_shape(fn, *self.jitted.specs)
+        self._effects_untraced = False
 
     def finish_effects(self, effect_outputs):
         """For plain clusters (nothing to write back): fail or print as the effects say."""
         check_outputs, emit_outputs = effect_outputs
-        collector = self.effects
-        if check_outputs or collector.uses_callbacks:
-            failure = collector.first_failure(check_outputs)
-            if failure is not None:
-                raise failure.exception()
+        failure = self._first_failure(check_outputs)
+        if failure is not None:
+            raise failure.exception()
         if emit_outputs:
-            collector.run_emits(emit_outputs)
+            self.effects.run_emits(emit_outputs)
 
 
 # Ops whose outputs depend only on their inputs' shapes, not on their values.

@@ -163,10 +163,20 @@ class Autotuner:
                 return True
         return False
 
+    def recall(self, key):
+        """Uses the choice an earlier process stored under `key` (a fingerprint of the
+        cluster and its arguments, persistent.py), if any; a choice made here is stored
+        under it. Call before the first call."""
+        self._key = key
+        chosen = compile_cache.load_choice(key)
+        if chosen is not None and 0 <= chosen < len(self._jitted):
+            self._keep(chosen)
+            self.remembered = True
+
     def _recall(self, args):
-        """Looks for an earlier process's choice for this cluster in the persistent
-        cache, keyed by the HLO (lowering now costs little: jit reuses the trace and
-        the lowering for the call that follows)."""
+        """Without a key given: looks for an earlier process's choice for this cluster
+        in the persistent cache, keyed by the HLO (lowering now costs little: jit
+        reuses the trace and the lowering for the call that follows)."""
         if compile_cache.directory() is None or self._device is None:
             return
         lower = getattr(self._jitted[0], "lower", None)
@@ -176,11 +186,7 @@ class Autotuner:
             hlo = lower(*args).as_text()
         except Exception:  # noqa: BLE001 - the call below reports real errors itself
             return
-        self._key = compile_cache.fingerprint(hlo, self._options, self._device)
-        chosen = compile_cache.load_choice(self._key)
-        if chosen is not None and 0 <= chosen < len(self._jitted):
-            self._keep(chosen)
-            self.remembered = True
+        self.recall(compile_cache.fingerprint(hlo, self._options, self._device))
 
     def _keep(self, chosen):
         self.chosen = chosen
@@ -194,7 +200,7 @@ class Autotuner:
         return self._options[self._index(self._best)]
 
     def __call__(self, *args):
-        if self._calls == 0 and self._axis == 0 and self.chosen is None:
+        if self._calls == 0 and self._axis == 0 and self.chosen is None and self._key is None:
             self._recall(args)
         if self.chosen is not None:
             return self._jitted[self.chosen](*args)

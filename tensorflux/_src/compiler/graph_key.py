@@ -1,0 +1,124 @@
+"""A fingerprint of a compiled cluster computed from its graph, without tracing it.
+
+JAX's persistent cache is keyed by the lowered HLO, so even a warm process traces and
+lowers every cluster before it can look an executable up: for a ResNet-50 training step
+that is over a second of the first step. This key describes the same thing from what the
+traced function is made of: the cluster's ops (names, types, attributes, wiring,
+devices, static shapes), the values compiled in, its variable plan, the compiler options
+tried, the device, and the versions of everything that turns a graph into HLO (this
+tensorflux's source files, jax, jaxlib, XLA_FLAGS). Two clusters with the same key trace
+to the same function; the arguments' shapes are added by the caller (persistent.py).
+
+A cluster holding something this key cannot describe faithfully (an attribute of an
+unknown type, such as a control-flow construct's body) has no key, and is traced as
+before.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+
+import jax
+import numpy as np
+
+from tensorflux._src.framework.dtypes import DType
+from tensorflux._src.framework.operation import Operation, Tensor
+from tensorflux._src.framework.tensor_shape import TensorShape
+
+
+class Unkeyable(Exception):
+    """The cluster holds a value whose meaning its text would not capture."""
+
+
+def _value_text(value):
+    """Text that identifies an attribute or static value (equal text, equal meaning)."""
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            body = repr(value.tolist()).encode()
+        else:
+            body = np.ascontiguousarray(value).tobytes()
+        return f"nd:{value.dtype.str}:{value.shape}:{hashlib.sha256(body).hexdigest()}"
+    if isinstance(value, np.generic):
+        return f"np:{value.dtype.str}:{value!r}"
+    if isinstance(value, DType):
+        return f"dtype:{value.name}"
+    if isinstance(value, TensorShape):
+        return f"shape:{value.as_list() if value.rank is not None else None}"
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__}[" + ",".join(_value_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "dict{" + ",".join(f"{_value_text(k)}={_value_text(v)}"
+                                  for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))\
+            + "}"
+    if isinstance(value, Operation):
+        return f"op:{value.name}"
+    if isinstance(value, Tensor):
+        return f"tensor:{value.name}"
+    raise Unkeyable(type(value).__name__)
+
+
+@functools.lru_cache(maxsize=1)
+def toolchain_version():
+    """What else turns a graph into an executable: tensorflux's own source files (their
+    sizes and modification times: any edit changes the key), jax and jaxlib, XLA_FLAGS
+    and the JAX settings lowerings read."""
+    h = hashlib.sha256()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(folder, name))
+                h.update(f"{os.path.relpath(os.path.join(folder, name), root)}:"
+                         f"{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    import jaxlib
+    h.update(f"jax {jax.__version__} jaxlib {jaxlib.__version__}\n".encode())
+    h.update(f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}\n".encode())
+    h.update(f"x64={jax.config.jax_enable_x64} "
+             f"precision={jax.config.jax_default_matmul_precision}\n".encode())
+    return h.hexdigest()
+
+
+def cluster_key(cluster):
+    """The cluster's fingerprint (hex text), or None when it cannot have one."""
+    h = hashlib.sha256(toolchain_version().encode())
+
+    def put(*parts):
+        h.update("\x1f".join(parts).encode())
+        h.update(b"\x1e")
+
+    canonical, static = cluster._canonical, cluster._static
+    try:
+        for op in cluster.ops:
+            put("op", op.name, op.type, op.device,
+                *(f"{k}={_value_text(v)}" for k, v in sorted(op._attrs.items())))
+            for t in op.inputs:
+                r = canonical.get(t, t)
+                # A static input is compiled in: its value, not just its name, matters.
+                put("in", r.name, _value_text(static[r]) if r in static else "")
+            put("ctl", *(c.name for c in op._control_inputs))
+            put("out", *(f"{t.dtype.name}{t.shape}" for t in op.outputs))
+        plan = cluster.state
+        put("inputs", *(t.name for t in cluster.inputs))
+        put("exports", *(t.name for t in cluster.exports))
+        put("reads", *(f"{op.name}:{i}<-{w.name if w is not None else ''}"
+                       for (op, i), w in plan.reads.items()))
+        put("read_vars", *(f"{op.name}:{i}={v.name}" for (op, i), v in plan.read_vars.items()))
+        put("start", *(v.name for v in plan.start_vars))
+        put("final", *(f"{v.name}<-{w.name}" for v, w in plan.final_writer.items()))
+        put("checked", *(v.name for v in plan.checked_vars))
+        put("strict", *sorted(v.name for v in plan.strict_vars))
+        put("by_run", *sorted(f"{op.name}:{i}" for op, i in plan.initialized_by_run))
+        put("donated", *(v.name for v in cluster.donated))
+        put("consts", *(t.name for t in cluster._const_args))
+    except Unkeyable:
+        return None
+    device = cluster.device
+    put("device", device.platform, getattr(device, "device_kind", ""), str(device.id))
+    put("options", json.dumps(cluster._options_tried, sort_keys=True, default=str))
+    return h.hexdigest()
