@@ -33,8 +33,12 @@ class Unkeyable(Exception):
     """The cluster holds a value whose meaning its text would not capture."""
 
 
-def _value_text(value):
-    """Text that identifies an attribute or static value (equal text, equal meaning)."""
+def _value_text(value, ops=frozenset()):
+    """Text that identifies an attribute or static value (equal text, equal meaning).
+
+    An op (or its output) is named only when it is one of `ops`, the cluster's own,
+    whose contents the key describes too: a gradient op pointing at a forward loop
+    elsewhere would otherwise stand for a body the key never saw."""
     if value is None or isinstance(value, (bool, int, float, str, bytes)):
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, np.ndarray):
@@ -50,14 +54,14 @@ def _value_text(value):
     if isinstance(value, TensorShape):
         return f"shape:{value.as_list() if value.rank is not None else None}"
     if isinstance(value, (list, tuple)):
-        return f"{type(value).__name__}[" + ",".join(_value_text(v) for v in value) + "]"
+        return f"{type(value).__name__}[" + ",".join(_value_text(v, ops) for v in value) + "]"
     if isinstance(value, dict):
-        return "dict{" + ",".join(f"{_value_text(k)}={_value_text(v)}"
+        return "dict{" + ",".join(f"{_value_text(k, ops)}={_value_text(v, ops)}"
                                   for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))\
             + "}"
-    if isinstance(value, Operation):
+    if isinstance(value, Operation) and value in ops:
         return f"op:{value.name}"
-    if isinstance(value, Tensor):
+    if isinstance(value, Tensor) and value.op in ops:
         return f"tensor:{value.name}"
     raise Unkeyable(type(value).__name__)
 
@@ -93,10 +97,11 @@ def cluster_key(cluster):
         h.update(b"\x1e")
 
     canonical, static = cluster._canonical, cluster._static
+    ops = frozenset(cluster.ops)
     try:
         for op in cluster.ops:
             put("op", op.name, op.type, op.device,
-                *(f"{k}={_value_text(v)}" for k, v in sorted(op._attrs.items())))
+                *(f"{k}={_value_text(v, ops)}" for k, v in sorted(op._attrs.items())))
             for t in op.inputs:
                 r = canonical.get(t, t)
                 # A static input is compiled in: its value, not just its name, matters.
