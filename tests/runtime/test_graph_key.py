@@ -3,6 +3,7 @@ differs whenever what the cluster computes could differ; a cluster it cannot des
 (a control-flow body) has no key, so it is never served a stored executable."""
 
 import numpy as np
+import pytest
 
 import tensorflux as tf
 from tensorflux._src.compiler import graph_key
@@ -57,10 +58,17 @@ def test_an_op_named_outside_the_cluster_makes_it_unkeyable():
     with tf.Graph().as_default():
         inside = tf.constant(1.0).op
         outside = tf.constant(2.0).op
-        assert graph_key._value_text(inside, frozenset([inside])) == f"op:{inside.name}"
-        try:
-            graph_key._value_text(outside, frozenset([inside]))
-        except graph_key.Unkeyable:
-            pass
-        else:
-            raise AssertionError("an op outside the cluster was keyed by its name")
+        refs = {inside: "#0"}.get
+        assert graph_key._value_text(inside, refs) == "#0"
+        assert graph_key._value_text(inside.outputs[0], refs) == "#0:0"
+        with pytest.raises(graph_key.Unkeyable):
+            graph_key._value_text(outside, refs)
+
+
+def test_renaming_ops_keeps_the_key():
+    def scoped(name):
+        def build():
+            with tf.variable_scope(name):
+                return _conv()()
+        return build
+    assert _keys(scoped("first")) == _keys(scoped("second"))

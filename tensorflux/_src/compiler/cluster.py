@@ -99,6 +99,12 @@ class Cluster:
                                     self._stats, self.effects, facts)
         if not static_inputs and facts == self._all_initialized:
             self._run_graph = run_graph
+        persist = self._persistable(static_inputs, facts)
+        if persist:
+            # The name is part of the HLO and so of JAX's cache key: its entries change
+            # with tensorflux's source as the stored executables' keys do, so JAX's cache
+            # never serves a cluster the store has no entry for (see Persistent._store).
+            run_graph.__name__ = f"cluster_{graph_key.toolchain_version()[:16]}"
         # A variable read at its start value and then overwritten by the run has a dead
         # input buffer: donating it lets XLA update the variable in place.
         first_var_arg = len(traced_inputs)
@@ -114,7 +120,7 @@ class Cluster:
         inner = jitted[0] if len(jitted) == 1 else options.Autotuner(
             jitted, self._options_tried, self.device,
             shape=[len(axis) for axis in self._option_axes])
-        if not self._persistable(static_inputs, facts):
+        if not persist:
             return inner
         return persistent.Persistent(
             inner, jitted, self._options_tried, self.device,
@@ -241,6 +247,8 @@ class Cluster:
         lock; other calls run concurrently."""
         if not self._called or self._touches_variables:
             with session_state.variables_lock:
+                if not self._called and isinstance(self.jitted, persistent.Persistent):
+                    self.jitted.manifest = session_state.manifest
                 exports = self._call(args, session_state)
             self._called = True
             return exports

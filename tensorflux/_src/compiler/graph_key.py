@@ -33,10 +33,10 @@ class Unkeyable(Exception):
     """The cluster holds a value whose meaning its text would not capture."""
 
 
-def _value_text(value, ops=frozenset()):
+def _value_text(value, op_ref=lambda op: None):
     """Text that identifies an attribute or static value (equal text, equal meaning).
 
-    An op (or its output) is named only when it is one of `ops`, the cluster's own,
+    An op (or its output) is named by `op_ref` only when it is one of the cluster's own,
     whose contents the key describes too: a gradient op pointing at a forward loop
     elsewhere would otherwise stand for a body the key never saw."""
     if value is None or isinstance(value, (bool, int, float, str, bytes)):
@@ -54,15 +54,17 @@ def _value_text(value, ops=frozenset()):
     if isinstance(value, TensorShape):
         return f"shape:{value.as_list() if value.rank is not None else None}"
     if isinstance(value, (list, tuple)):
-        return f"{type(value).__name__}[" + ",".join(_value_text(v, ops) for v in value) + "]"
+        return (f"{type(value).__name__}["
+                + ",".join(_value_text(v, op_ref) for v in value) + "]")
     if isinstance(value, dict):
-        return "dict{" + ",".join(f"{_value_text(k, ops)}={_value_text(v, ops)}"
+        return "dict{" + ",".join(f"{_value_text(k, op_ref)}={_value_text(v, op_ref)}"
                                   for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))\
             + "}"
-    if isinstance(value, Operation) and value in ops:
-        return f"op:{value.name}"
-    if isinstance(value, Tensor) and value.op in ops:
-        return f"tensor:{value.name}"
+    if isinstance(value, (Operation, Tensor)):
+        op = value if isinstance(value, Operation) else value.op
+        ref = op_ref(op)
+        if ref is not None:
+            return ref if isinstance(value, Operation) else f"{ref}:{value.value_index}"
     raise Unkeyable(type(value).__name__)
 
 
@@ -89,7 +91,11 @@ def toolchain_version():
 
 
 def cluster_key(cluster):
-    """The cluster's fingerprint (hex text), or None when it cannot have one."""
+    """The cluster's fingerprint (hex text), or None when it cannot have one.
+
+    Ops are referred to by their position in the cluster and its inputs by their
+    argument position, not by name: renaming ops (another name scope, one more layer
+    built elsewhere in the graph) leaves the key, like the HLO, unchanged."""
     h = hashlib.sha256(toolchain_version().encode())
 
     def put(*parts):
@@ -97,30 +103,47 @@ def cluster_key(cluster):
         h.update(b"\x1e")
 
     canonical, static = cluster._canonical, cluster._static
-    ops = frozenset(cluster.ops)
+    position = {op: f"#{i}" for i, op in enumerate(cluster.ops)}
+    arg = {t: f"in{i}" for i, t in enumerate(cluster.inputs)}
+    op_ref = position.get
+
+    def tensor(t):
+        t = canonical.get(t, t)
+        if t in static:  # compiled in (or a constant argument): its value counts
+            return _value_text(static[t])
+        if t in arg:
+            return arg[t]
+        ref = op_ref(t.op)
+        if ref is None:
+            raise Unkeyable(f"a value from outside the cluster: {t.name}")
+        return f"{ref}:{t.value_index}"
+
+    def op_at(op, i=None):
+        ref = op_ref(op)
+        if ref is None:
+            raise Unkeyable(f"an op outside the cluster: {op.name}")
+        return ref if i is None else f"{ref}:{i}"
+
     try:
         for op in cluster.ops:
-            put("op", op.name, op.type, op.device,
-                *(f"{k}={_value_text(v, ops)}" for k, v in sorted(op._attrs.items())))
-            for t in op.inputs:
-                r = canonical.get(t, t)
-                # A static input is compiled in: its value, not just its name, matters.
-                put("in", r.name, _value_text(static[r]) if r in static else "")
-            put("ctl", *(c.name for c in op._control_inputs))
+            put("op", op.type, op.device,
+                *(f"{k}={_value_text(v, op_ref)}" for k, v in sorted(op._attrs.items())))
+            put("in", *(tensor(t) for t in op.inputs))
+            put("ctl", *(op_at(c) if c in position else "outside" for c in op._control_inputs))
             put("out", *(f"{t.dtype.name}{t.shape}" for t in op.outputs))
         plan = cluster.state
-        put("inputs", *(t.name for t in cluster.inputs))
-        put("exports", *(t.name for t in cluster.exports))
-        put("reads", *(f"{op.name}:{i}<-{w.name if w is not None else ''}"
+        put("inputs", *(f"{t.dtype.name}{t.shape}" for t in cluster.inputs))
+        put("exports", *(tensor(t) for t in cluster.exports))
+        put("reads", *(f"{op_at(op, i)}<-{op_at(w) if w is not None else ''}"
                        for (op, i), w in plan.reads.items()))
-        put("read_vars", *(f"{op.name}:{i}={v.name}" for (op, i), v in plan.read_vars.items()))
-        put("start", *(v.name for v in plan.start_vars))
-        put("final", *(f"{v.name}<-{w.name}" for v, w in plan.final_writer.items()))
-        put("checked", *(v.name for v in plan.checked_vars))
-        put("strict", *sorted(v.name for v in plan.strict_vars))
-        put("by_run", *sorted(f"{op.name}:{i}" for op, i in plan.initialized_by_run))
-        put("donated", *(v.name for v in cluster.donated))
-        put("consts", *(t.name for t in cluster._const_args))
+        put("read_vars", *(f"{op_at(op, i)}={op_at(v)}" for (op, i), v in plan.read_vars.items()))
+        put("start", *(op_at(v) for v in plan.start_vars))
+        put("final", *(f"{op_at(v)}<-{op_at(w)}" for v, w in plan.final_writer.items()))
+        put("checked", *(op_at(v) for v in plan.checked_vars))
+        put("strict", *sorted(op_at(v) for v in plan.strict_vars))
+        put("by_run", *sorted(op_at(op, i) for op, i in plan.initialized_by_run))
+        put("donated", *(op_at(v) for v in cluster.donated))
+        put("consts", *(tensor(t) for t in cluster._const_args))
     except Unkeyable:
         return None
     device = cluster.device

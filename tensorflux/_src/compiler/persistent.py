@@ -17,19 +17,43 @@ Only clusters whose effects are checks are stored: a check's message is rebuilt 
 tracing when (and only when) one fails (see Cluster.loaded_untraced). Clusters that
 print or call back to the host, and a broken entry (read as a miss, then rewritten),
 go the usual way. Entries live in <cache root>/executables/, written atomically.
+
+Deserializing is itself slow (~0.8 s for a ResNet-50 step on CPU) but releases the
+GIL, so it starts early, on a background thread: each graph has a manifest of the
+entries its sessions used (keyed by its ops' names and types, written as entries are
+stored or loaded), and a session's first run prefetches them all (`open_manifest`). A
+warm training program's step executable then loads while its initializers run. The
+manifest is only a hint: what a cluster calls is still found by its exact key.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
+import json
 import os
 import pickle
 import tempfile
+import threading
 
 import jax
 from jax.experimental import serialize_executable
 
 from tensorflux._src.compiler import compile_cache
+
+# JAX persistent-cache hits so far in this process. An executable JAX deserialized from
+# its cache does not serialize again intact (its kernels are missing from the result:
+# "Function ... not found" when run), so a cluster is stored only if none happened
+# while it compiled.
+_jax_cache_hits = [0]
+
+
+def _count_cache_hit(event, **_):
+    if event == "/jax/compilation_cache/cache_hits":
+        _jax_cache_hits[0] += 1
+
+
+jax.monitoring.register_event_listener(_count_cache_hit)
 
 
 def arg_specs(args):
@@ -45,9 +69,9 @@ def specs_text(specs):
     return ";".join(f"{s.dtype}{list(s.shape)}{'w' if s.weak_type else ''}" for s in specs)
 
 
-def _path(key):
+def _path(name, suffix=".bin"):
     root = compile_cache.directory()
-    return os.path.join(root, "executables", key + ".bin") if root else None
+    return os.path.join(root, "executables", name + suffix) if root else None
 
 
 def load(key, device):
@@ -65,18 +89,84 @@ def load(key, device):
         return None
 
 
+# Entries being deserialized in the background: key -> Future of the executable.
+_prefetched = {}
+_prefetch_lock = threading.Lock()
+# Two loaders: a program's first run (its initializers) waits for its own entry while
+# the next one (the training step) loads beside it.
+_loader = concurrent.futures.ThreadPoolExecutor(max_workers=2,
+                                                thread_name_prefix="tensorflux-load")
+MAX_MANIFEST_ENTRIES = 32
+
+
+def take(key, device):
+    """`load`, using a prefetch of `key` when one was started: waits for it if it is
+    running, does the work here if it had not started yet."""
+    with _prefetch_lock:
+        future = _prefetched.pop(key, None)
+    if future is not None and not future.cancel():
+        return future.result()
+    return load(key, device)
+
+
+class Manifest:
+    """The stored entries a graph's sessions used, so a later process can prefetch
+    them (one JSON file per graph under executables/)."""
+
+    def __init__(self, path, entries):
+        self.path, self.entries = path, list(entries)
+        self._lock = threading.Lock()
+
+    def note(self, key):
+        with self._lock:
+            if key in self.entries or len(self.entries) >= MAX_MANIFEST_ENTRIES:
+                return
+            self.entries.append(key)
+            _write_atomically(self.path, json.dumps(self.entries).encode())
+
+
+def open_manifest(graph, device):
+    """The manifest of `graph` as it is now (None with the cache off); starts loading
+    the entries it lists on the background thread."""
+    path = _path("graph-" + graph_fingerprint(graph), ".json")
+    if path is None:
+        return None
+    try:
+        with open(path) as f:
+            entries = [str(e) for e in json.load(f)][:MAX_MANIFEST_ENTRIES]
+    except (OSError, ValueError, TypeError):
+        entries = []  # a new graph, or an unreadable manifest: start a new one
+    with _prefetch_lock:
+        for key in entries:
+            if key not in _prefetched:
+                _prefetched[key] = _loader.submit(load, key, device)
+    return Manifest(path, entries)
+
+
+def graph_fingerprint(graph):
+    """Names and types of the graph's ops: enough to recognise the same program again
+    (a wrong guess only prefetches something unused)."""
+    h = hashlib.sha256()
+    for op in graph.get_operations():
+        h.update(f"{op.name}\t{op.type}\n".encode())
+    return h.hexdigest()
+
+
+def _write_atomically(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    # Written then renamed, so a concurrent reader never sees half a file.
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
 def save(key, compiled):
     path = _path(key)
     if path is None:
         return
     try:
-        blob = pickle.dumps(serialize_executable.serialize(compiled))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        # Written then renamed, so a concurrent reader never sees half a file.
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, path)
+        _write_atomically(path, pickle.dumps(serialize_executable.serialize(compiled)))
     except (OSError, ValueError, NotImplementedError):
         pass  # not serializable here, or no room: the next process compiles again
 
@@ -99,8 +189,10 @@ class Persistent:
         self._loaded = None
         self._key = None  # graph + argument shapes, once the first call saw them
         self.specs = None
+        self._hits_before = None
         self._stored = False
         self.loaded = False  # this cluster's executable came from the store
+        self.manifest = None  # the session's (Cluster.call sets it): entries noted there
 
     @property
     def tuner(self):
@@ -119,15 +211,18 @@ class Persistent:
             self._stored = True  # nothing to key it by: never stored
             return
         self.specs = arg_specs(args)
+        self._hits_before = _jax_cache_hits[0]
         self._key = hashlib.sha256(f"{graph_key}|{specs_text(self.specs)}".encode()).hexdigest()
         if self.tuner is not None:
             self.tuner.recall(self._key)
         chosen = self._chosen()
         if chosen is None:
             return
-        loaded = load(self._entry(chosen), self._device)
+        entry = self._entry(chosen)
+        loaded = take(entry, self._device)
         if loaded is not None:
             self._loaded, self.loaded, self._stored = loaded, True, True
+            self._note(entry)
             self._on_load()
 
     def _store(self):
@@ -135,11 +230,19 @@ class Persistent:
         if chosen is None:
             return  # still tuning
         self._stored = True
-        if self._storable():
+        if self._storable() and _jax_cache_hits[0] == self._hits_before:
             # Served from jit's in-memory caches: the chosen function was just called
             # with arguments of these shapes.
             compiled = self._candidates[chosen].lower(*self.specs).compile()
             save(self._entry(chosen), compiled)
+            self._note(self._entry(chosen))
+
+    def _note(self, entry):
+        if self.manifest is not None:
+            try:
+                self.manifest.note(entry)
+            except OSError:
+                pass  # a later process prefetches less
 
     def __call__(self, *args):
         if self._loaded is not None:

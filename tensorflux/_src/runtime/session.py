@@ -13,9 +13,10 @@ import secrets
 import threading
 import weakref
 
+import jax
 import numpy as np
 
-from tensorflux._src.compiler import compile_cache
+from tensorflux._src.compiler import compile_cache, persistent
 from tensorflux._src.compiler.executable import CompileStats, Executable
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.composite_tensor import CompositeTensor
@@ -47,6 +48,9 @@ class SessionState:
         # reads or writes variables holds this, so no thread reads a buffer another
         # one is donating.
         self.variables_lock = threading.RLock()
+        # The stored executables this session's graph used (compiler/persistent.py),
+        # opened at the first run; None with the cache off.
+        self.manifest = None
 
     def draw_keys(self, random_ops, times=None):
         """(seed, seed2, count) rows for this run's random ops; advances their counts.
@@ -253,6 +257,9 @@ class BaseSession:
                      tuple(fetch_tensors), tuple(target_ops), feed_key)
         executable = self._executables.get(signature)
         if executable is None:
+            if self._state.manifest is None and compile_cache.directory() is not None:
+                # Before planning: the executables this graph used before start loading.
+                self._state.manifest = persistent.open_manifest(graph, jax.devices()[0])
             executable = Executable(fetch_tensors, target_ops, feed_tensors,
                                     self.compile_stats,
                                     _config.compiler_options(self._config))
