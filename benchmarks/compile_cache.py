@@ -14,8 +14,10 @@ Columns: init = running the initializers (one compiled cluster), first = the fir
 training step, second = the second step (on CPU the autotuner's other candidate runs
 then, so it may compile or load too), start->first = process start (import included)
 to the end of the first step; trace/lower = JAX tracing the graph function and lowering
-it to HLO, summed over the process, which the disk cache cannot save; hits = executables
-read from the cache. Times on a shared machine are noisy: rerun before comparing.
+it to HLO, summed over the process; hits = executables read from JAX's cache (keyed by
+the HLO, so found only after tracing and lowering); stored = clusters whose executable
+was read by their graph instead (compiler/persistent.py: no trace, no lowering). Times
+on a shared machine are noisy: rerun before comparing.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from tensorflux._src.cli import first_step
 COLUMNS = (("init", "init_seconds"), ("first", "first_step_seconds"),
            ("second", "second_step_seconds"),
            ("start->first", "process_to_first_step_seconds"),
-           ("trace", "trace_seconds"), ("lower", "lower_seconds"), ("hits", "cache_hits"))
+           ("trace", "trace_seconds"), ("lower", "lower_seconds"), ("hits", "cache_hits"),
+           ("stored", "stored_loads"))
 
 
 def main():
@@ -61,8 +64,8 @@ def main():
                                                   cache_dir=cache_dir, steps=args.steps)
         results["models"][model] = runs
         for kind, times in runs.items():
-            cells = "".join(f"{times[key]:13.2f}" if key != "cache_hits"
-                            else f"{times[key]:13d}" for _, key in COLUMNS)
+            cells = "".join(f"{times[key]:13d}" if isinstance(times[key], int)
+                            else f"{times[key]:13.2f}" for _, key in COLUMNS)
             print(f"{model:10s} {kind:8s}{cells}", flush=True)
     write_json_atomically(args.output, results)
     print(f"Results: {args.output}")

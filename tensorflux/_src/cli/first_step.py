@@ -45,6 +45,9 @@ def _child(started, model, batch_size, image_size, precision, num_classes, steps
         if not step.tuning():
             break
         step.run()
+    from tensorflux._src.compiler import persistent
+    stored = sum(1 for e in step.session._executables.values() for c in e.clusters
+                 if isinstance(c.jitted, persistent.Persistent) and c.jitted.loaded)
     step.close()
     return {"import_seconds": imported - started,
             "graph_seconds": initialized - imported - step.init_seconds,
@@ -53,6 +56,7 @@ def _child(started, model, batch_size, image_size, precision, num_classes, steps
             "second_step_seconds": second - stepped,
             "process_to_first_step_seconds": stepped - started,
             "cache_hits": counts.get("/jax/compilation_cache/cache_hits", 0),
+            "stored_loads": stored,
             "trace_seconds": seconds.get("/jax/core/compile/jaxpr_trace_duration", 0.0),
             "lower_seconds": seconds.get(
                 "/jax/core/compile/jaxpr_to_mlir_module_duration", 0.0),
