@@ -123,7 +123,7 @@ class Cluster:
         if not persist:
             return inner
         return persistent.Persistent(
-            inner, jitted, self._options_tried, self.device,
+            inner, jitted, self.device,
             graph_key=lambda: graph_key.cluster_key(self),
             storable=lambda: not (self.effects.emits or self.effects.uses_callbacks),
             on_load=self._loaded_untraced)

@@ -181,9 +181,9 @@ class Persistent:
     callbacks); on_load: called when an executable was loaded instead of traced.
     """
 
-    def __init__(self, inner, candidates, option_sets, device, graph_key, storable, on_load):
+    def __init__(self, inner, candidates, device, graph_key, storable, on_load):
         self.inner = inner
-        self._candidates, self._option_sets = candidates, option_sets
+        self._candidates = candidates
         self._device, self._graph_key = device, graph_key
         self._storable, self._on_load = storable, on_load
         self._loaded = None
