@@ -72,3 +72,17 @@ def test_renaming_ops_keeps_the_key():
                 return _conv()()
         return build
     assert _keys(scoped("first")) == _keys(scoped("second"))
+
+
+def test_xla_flags_and_jax_settings_change_the_toolchain(monkeypatch):
+    import jax
+    before = graph_key.toolchain_version()
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
+    flagged = graph_key.toolchain_version()
+    assert flagged != before
+    jax.config.update("jax_numpy_rank_promotion", "warn")
+    try:
+        assert graph_key.toolchain_version() not in (before, flagged)
+    finally:
+        jax.config.update("jax_numpy_rank_promotion", "allow")
+    assert graph_key.toolchain_version() == flagged

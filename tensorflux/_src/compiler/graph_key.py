@@ -68,11 +68,16 @@ def _value_text(value, op_ref=lambda op: None):
     raise Unkeyable(type(value).__name__)
 
 
+# JAX settings that change what a lowering traces to (types, PRNG bits, precision).
+_JAX_SETTINGS = ("jax_enable_x64", "jax_default_matmul_precision", "jax_default_prng_impl",
+                 "jax_threefry_partitionable", "jax_numpy_rank_promotion",
+                 "jax_numpy_dtype_promotion")
+
+
 @functools.lru_cache(maxsize=1)
-def toolchain_version():
-    """What else turns a graph into an executable: tensorflux's own source files (their
-    sizes and modification times: any edit changes the key), jax and jaxlib, XLA_FLAGS
-    and the JAX settings lowerings read."""
+def _source_version():
+    """tensorflux's own source files, by their sizes and modification times (any edit
+    changes it), and the jax/jaxlib versions: read once per process."""
     h = hashlib.sha256()
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for folder, dirs, files in os.walk(root):
@@ -84,9 +89,17 @@ def toolchain_version():
                          f"{stat.st_size}:{stat.st_mtime_ns}\n".encode())
     import jaxlib
     h.update(f"jax {jax.__version__} jaxlib {jaxlib.__version__}\n".encode())
+    return h.hexdigest()
+
+
+def toolchain_version():
+    """What else turns a graph into an executable: the source and versions above, and
+    (read at each call, as they may change within a process) XLA_FLAGS and the JAX
+    settings lowerings depend on."""
+    h = hashlib.sha256(_source_version().encode())
     h.update(f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}\n".encode())
-    h.update(f"x64={jax.config.jax_enable_x64} "
-             f"precision={jax.config.jax_default_matmul_precision}\n".encode())
+    for name in _JAX_SETTINGS:
+        h.update(f"{name}={getattr(jax.config, name, None)}\n".encode())
     return h.hexdigest()
 
 
