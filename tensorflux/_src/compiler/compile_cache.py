@@ -31,6 +31,9 @@ import warnings
 
 import jax
 
+from tensorflux._src.framework import errors
+from tensorflux._src.platform import gfile
+
 _OFF = ("0", "false", "off", "no")
 _lock = threading.Lock()
 _state = {"decided": False, "dir": None}
@@ -141,10 +144,8 @@ def save_choice(key, chosen, report):
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         # Written then renamed, so a concurrent reader never sees half a file.
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"chosen": chosen, "seconds": [t for _, t in report],
-                       "options": [o for o, _ in report]}, f, default=str)
-        os.replace(tmp, path)
-    except OSError:
+        gfile.atomic_write_string_to_file(path, json.dumps(
+            {"chosen": chosen, "seconds": [t for _, t in report],
+             "options": [o for o, _ in report]}, default=str))
+    except (OSError, errors.OpError):
         pass  # tuning again next time is only slower

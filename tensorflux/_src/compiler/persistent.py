@@ -33,13 +33,14 @@ import hashlib
 import json
 import os
 import pickle
-import tempfile
 import threading
 
 import jax
 from jax.experimental import serialize_executable
 
 from tensorflux._src.compiler import compile_cache
+from tensorflux._src.framework import errors
+from tensorflux._src.platform import gfile
 
 # JAX persistent-cache hits so far in this process. An executable JAX deserialized from
 # its cache does not serialize again intact (its kernels are missing from the result:
@@ -122,7 +123,7 @@ class Manifest:
             if key in self.entries or len(self.entries) >= MAX_MANIFEST_ENTRIES:
                 return
             self.entries.append(key)
-            _write_atomically(self.path, json.dumps(self.entries).encode())
+            _write(self.path, json.dumps(self.entries).encode())
 
 
 def open_manifest(graph, device):
@@ -152,13 +153,10 @@ def graph_fingerprint(graph):
     return h.hexdigest()
 
 
-def _write_atomically(path, data):
+def _write(path, data):
+    """Writes `path` whole or not at all (a concurrent reader never sees half a file)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    # Written then renamed, so a concurrent reader never sees half a file.
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    gfile.atomic_write_string_to_file(path, data)
 
 
 def save(key, compiled):
@@ -166,8 +164,8 @@ def save(key, compiled):
     if path is None:
         return
     try:
-        _write_atomically(path, pickle.dumps(serialize_executable.serialize(compiled)))
-    except (OSError, ValueError, NotImplementedError):
+        _write(path, pickle.dumps(serialize_executable.serialize(compiled)))
+    except (OSError, errors.OpError, ValueError, NotImplementedError):
         pass  # not serializable here, or no room: the next process compiles again
 
 
@@ -241,7 +239,7 @@ class Persistent:
         if self.manifest is not None:
             try:
                 self.manifest.note(entry)
-            except OSError:
+            except (OSError, errors.OpError):
                 pass  # a later process prefetches less
 
     def __call__(self, *args):
