@@ -25,6 +25,17 @@ def test_candidates_only_for_marked_ops():
     assert options.candidates([_op(False), _op(True)], CPU) == [options.LIBRARY_DOT_FUSION, {}]
 
 
+def test_library_fusion_candidate_keeps_reductions_in_the_library():
+    # Naming DOT alone in the (list-valued) field takes reductions out of the library,
+    # and XLA:CPU then rewrites a long sum into a slow reduce-window.
+    bias_grad = jax.jit(lambda g: g.sum(axis=(0, 1, 2))).lower(
+        jax.ShapeDtypeStruct((64, 8, 8, 16), np.float32))
+    dot_only = bias_grad.compile({KEY: "LIBRARY_FUSION_TYPE_DOT"}).as_text()
+    candidate = bias_grad.compile(options.LIBRARY_DOT_FUSION).as_text()
+    assert "reduce-window" in dot_only
+    assert "reduce-window" not in candidate and "ynn" in candidate
+
+
 def test_user_setting_the_key_turns_tuning_off_and_none_removes():
     assert options.candidates([_op(True)], CPU, {KEY: None}) == [{}]
     assert options.candidates([_op(True)], CPU, {KEY: "LIBRARY_FUSION_TYPE_DOT"}) == [
@@ -37,8 +48,8 @@ def test_lowering_switches_multiply_the_candidates():
     dw = conv_lowering.DEPTHWISE
     ops = [_op(True, (dw,)), _op(True)]
     assert options.candidates(ops, CPU) == [
-        {dw: "shifted", KEY: "LIBRARY_FUSION_TYPE_DOT"}, {dw: "shifted"},
-        {dw: "grouped_conv", KEY: "LIBRARY_FUSION_TYPE_DOT"}, {dw: "grouped_conv"}]
+        {dw: "shifted", KEY: options.LIBRARY_DOT_FUSION[KEY]}, {dw: "shifted"},
+        {dw: "grouped_conv", KEY: options.LIBRARY_DOT_FUSION[KEY]}, {dw: "grouped_conv"}]
     # the lowering switches are varied before library fusion
     assert options.candidate_axes(ops, CPU)[-1] == [options.LIBRARY_DOT_FUSION, {}]
     # a switch the user set is not tuned; None means the default lowering
@@ -135,8 +146,8 @@ def test_conv_training_step_is_autotuned_and_state_stays_consistent():
         assert not run.executable.tuning
         conv2d = conv_lowering.CONV2D
         assert run.executable.compiler_options in (
-            {KEY: "LIBRARY_FUSION_TYPE_DOT", conv2d: "im2col"},
-            {KEY: "LIBRARY_FUSION_TYPE_DOT", conv2d: "conv"},
+            {**options.LIBRARY_DOT_FUSION, conv2d: "im2col"},
+            {**options.LIBRARY_DOT_FUSION, conv2d: "conv"},
             {conv2d: "im2col"}, {conv2d: "conv"})
     # plain gradient descent on a convex loss: every step lowers it
     assert all(b < a for a, b in zip(losses, losses[1:]))
