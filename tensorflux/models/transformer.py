@@ -369,12 +369,15 @@ def smoothed_cross_entropy(logits, targets, label_smoothing):
     of the cross-entropy).
     """
     vocab = logits.shape[-1].value
-    confidence = 1.0 - label_smoothing
-    low = label_smoothing / (vocab - 1)
-    soft = tf.one_hot(targets, vocab, on_value=confidence, off_value=low)
-    xent = tf.nn.softmax_cross_entropy_with_logits_v2(labels=soft, logits=logits)  # (b, l)
-    entropy = -(confidence * math.log(confidence)
-                + (vocab - 1) * low * math.log(low + 1e-20)) if label_smoothing else 0.0
+    if label_smoothing:
+        confidence = 1.0 - label_smoothing
+        low = label_smoothing / (vocab - 1)
+        soft = tf.one_hot(targets, vocab, on_value=confidence, off_value=low)
+        xent = tf.nn.softmax_cross_entropy_with_logits_v2(labels=soft, logits=logits)
+        entropy = -(confidence * math.log(confidence) + (vocab - 1) * low * math.log(low))
+    else:  # the same value without a (b, l, vocab) one-hot target to build and read
+        xent = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits)
+        entropy = 0.0
     weights = tf.cast(tf.not_equal(targets, PAD_ID), tf.float32)
     total = tf.reduce_sum((xent - entropy) * weights)
     return total / tf.maximum(tf.reduce_sum(weights), 1.0)

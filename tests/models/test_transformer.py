@@ -281,6 +281,25 @@ def test_eval_mode_and_label_smoothed_loss():
     np.testing.assert_allclose(got, kl[targets != 0].mean(), rtol=1e-5)
 
 
+def test_unsmoothed_loss_and_its_gradient():
+    # label_smoothing=0 (the LM's setting) takes the sparse cross-entropy path
+    rng = np.random.RandomState(5)
+    logits = rng.randn(2, 5, 7).astype(np.float32)
+    targets = np.array([[3, 6, 2, 1, 0], [4, 1, 0, 0, 0]], np.int32)
+    logits_t = tf.constant(logits)
+    loss = transformer.smoothed_cross_entropy(logits_t, tf.constant(targets), 0.0)
+    (grad,) = tf.gradients(loss, [logits_t])
+    with tf.Session() as sess:
+        got, got_grad = sess.run([loss, grad])
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    nll = -np.take_along_axis(log_p, targets[..., None], -1)[..., 0]
+    keep = targets != 0
+    np.testing.assert_allclose(got, nll[keep].mean(), rtol=1e-5)
+    want = (np.exp(log_p) - np.eye(7)[targets]) * keep[..., None] / keep.sum()
+    np.testing.assert_allclose(got_grad, want, rtol=1e-4, atol=1e-6)
+
+
 # -- decoding -----------------------------------------------------------------------------
 
 def np_log_softmax(x):
