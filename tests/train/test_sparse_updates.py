@@ -188,13 +188,15 @@ def test_each_optimizer_against_numpy_over_repeated_and_unique_indices(dense):
         assert {"ApplyAdagradDA", "ApplyProximalAdagrad", "ApplyFtrl", "ApplyFtrlV2"} \
             <= update_types
     else:
-        # TF1's sparse kernels by name; GradientDescent scatter-subtracts, Adam composes.
+        # TF1's sparse kernels by name; GradientDescent scatter-subtracts. Adam's sparse
+        # update touches every row of var, m and v anyway, so it is ApplyAdam of the
+        # gradient's segment sum (the values above are TF1's sparse formulas).
         assert {"ScatterSub", "SparseApplyMomentum", "SparseApplyAdagrad",
                 "SparseApplyProximalAdagrad", "SparseApplyAdagradDA", "SparseApplyFtrl",
                 "SparseApplyFtrlV2", "SparseApplyRMSProp", "SparseApplyCenteredRMSProp",
                 "SparseApplyAdadelta", "SparseApplyProximalGradientDescent",
-                "ScatterAdd"} <= update_types
-        assert not update_types & {"ApplyAdagrad", "ApplyMomentum", "ApplyAdam"}
+                "UnsortedSegmentSum", "ApplyAdam"} <= update_types
+        assert not update_types & {"ApplyAdagrad", "ApplyMomentum", "ScatterAdd"}
 
 
 def test_slot_names_of_the_new_optimizers():
@@ -406,3 +408,26 @@ def test_scatter_with_fed_indices_compiles_once():
             sess.run(op, {i: ids})
         assert sess.compile_stats.traces == before + 1
         np.testing.assert_array_equal(sess.run(v), [-1, -2, -1, -2, -3, 0, 0, 0, 0, 0])
+
+
+def test_adam_subclass_with_its_own_sparse_update_gets_deduplicated_rows():
+    # A lazy Adam (only the gradient's rows move) overrides _apply_sparse; it still gets
+    # TF1's deduplicated IndexedSlices, not the dense update.
+    seen = []
+
+    class LazyAdam(tf.train.AdamOptimizer):
+        def _apply_sparse(self, grad, var):
+            seen.append(grad)
+            return tf.scatter_sub(var, grad.indices, 0.5 * grad.values)
+
+    w = tf.Variable(np.zeros((5, 2), np.float32), name="w")
+    loss = tf.reduce_sum(tf.gather(w, [3, 1, 3]))
+    train = LazyAdam(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        got = sess.run(w)
+    assert len(seen) == 1 and isinstance(seen[0], tf.IndexedSlices)
+    want = np.zeros((5, 2), np.float32)
+    want[3], want[1] = -1.0, -0.5  # row 3 was gathered twice: its rows were summed
+    np.testing.assert_allclose(got, want)
