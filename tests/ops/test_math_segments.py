@@ -120,13 +120,17 @@ def test_unsorted_mean_with_matrix_ids():
 
 
 def test_unsorted_out_of_range_ids():
-    # Ids known when the graph is compiled get TF's CPU error; fed ones cannot stop the
-    # compiled program and drop their rows (TF's GPU behaviour), as UnsortedSegmentSum.
+    # TF's CPU error, for ids known when the graph is compiled and for fed ones (checked
+    # in the run); negative ids are skipped, as TF's kernel does.
     raises_at_run(tf.math.unsorted_segment_max(tf.constant([1.0, 2.0]), tf.constant([0, 5]), 3),
                   None, "segment_ids[1] = 5 is out of range [0, 3)")
     ids = tf.placeholder(tf.int32, [2])
-    got = run(tf.math.unsorted_segment_prod(tf.constant([2.0, 3.0]), ids, 2), {ids: [0, 7]})
-    np.testing.assert_array_equal(got, [2, 1])
+    raises_at_run(tf.math.unsorted_segment_prod(tf.constant([2.0, 3.0]), ids, 2), {ids: [0, 7]},
+                  "segment_ids[1] = 7 is out of range [0, 2)")
+    raises_at_run(tf.math.unsorted_segment_sum(tf.constant([[2.0], [3.0]]), ids, 2),
+                  {ids: [2, 0]}, "segment_ids[0] = 2 is out of range [0, 2)")
+    got = run(tf.math.unsorted_segment_prod(tf.constant([2.0, 3.0]), ids, 2), {ids: [-1, 1]})
+    np.testing.assert_array_equal(got, [1, 3])
     with pytest.raises(ValueError, match="must be non-negative but is -1"):
         tf.math.unsorted_segment_min(tf.constant([1.0]), tf.constant([0]), -1)
 

@@ -431,3 +431,19 @@ def test_adam_subclass_with_its_own_sparse_update_gets_deduplicated_rows():
     want = np.zeros((5, 2), np.float32)
     want[3], want[1] = -1.0, -0.5  # row 3 was gathered twice: its rows were summed
     np.testing.assert_allclose(got, want)
+
+
+def test_adam_sparse_index_out_of_range_fails_the_run_and_keeps_the_variable():
+    w = tf.Variable(np.ones((3, 2), np.float32), name="w")
+    idx = tf.placeholder(tf.int32, [2])
+    grad = tf.IndexedSlices(tf.ones((2, 2)), idx, tf.constant([3, 2]))
+    train = tf.train.AdamOptimizer(0.1).apply_gradients([(grad, w)])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"= 5 is out of range \[0, 3\)"):
+            sess.run(train, {idx: [0, 5]})
+        np.testing.assert_array_equal(sess.run(w), np.ones((3, 2)))
+        sess.run(train, {idx: [2, 2]})  # repeated rows add: row 2 moves, the others not
+        got = sess.run(w)
+    np.testing.assert_allclose(got[:2], 1.0)
+    np.testing.assert_allclose(got[2], 1.0 - 0.1, rtol=1e-5)  # Adam's first step: lr * sign

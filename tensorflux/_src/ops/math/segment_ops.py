@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.compiler import effects
 from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
@@ -37,6 +38,18 @@ def _unsorted_segment_shape(op):
     return TensorShape([n]).concatenate(data.shape[k:])
 
 
+def _out_of_range(segment_ids, n):
+    """TF's message for the first id >= n (None when there is none)."""
+    flat = np.reshape(segment_ids, -1)
+    bad = np.flatnonzero(flat >= n)
+    if not bad.size:
+        return None
+    k = segment_ids.ndim
+    where = np.unravel_index(bad[0], segment_ids.shape) if k else ()
+    at = "[" + ",".join(str(int(i)) for i in where) + "]" if k else ""
+    return f"segment_ids{at} = {flat[bad[0]]} is out of range [0, {n})"
+
+
 def unsorted_segment_lower(op_type, combine, identity):
     """The lowering of an UnsortedSegment* record: the output starts as `identity(dtype)`
     (what an empty segment holds) and `combine(out.at[ids], data)` reduces the rows into
@@ -47,14 +60,15 @@ def unsorted_segment_lower(op_type, combine, identity):
         if data.shape[:k] != segment_ids.shape:
             raise kernel_error(f"data.shape = {dims_str(data.shape)} does not start with "
                                f"segment_ids.shape = {dims_str(segment_ids.shape)}")
-        if not isinstance(segment_ids, jax.core.Tracer):
-            flat = np.reshape(segment_ids, -1)
-            bad = np.flatnonzero(flat >= n)
-            if bad.size:
-                where = np.unravel_index(bad[0], segment_ids.shape) if k else ()
-                at = "[" + ",".join(str(int(i)) for i in where) + "]" if k else ""
-                raise kernel_error(f"segment_ids{at} = {flat[bad[0]]} is out of range "
-                                   f"[0, {n})")
+        if isinstance(segment_ids, jax.core.Tracer):
+            # TF's CPU kernel fails a run with an id past the end (negative ids are
+            # skipped): checked in the run, the failing run keeps variables unchanged.
+            effects.check(jnp.all(segment_ids < n),
+                          lambda ids: _out_of_range(np.asarray(ids), n), data=(segment_ids,))
+        else:
+            error = _out_of_range(np.asarray(segment_ids), n)
+            if error is not None:
+                raise kernel_error(error)
         # Negative ids would wrap in JAX: send them past the end, where scatter drops them.
         safe = jnp.where(segment_ids < 0, n, segment_ids)
         out = jnp.full((n,) + data.shape[k:], identity(data.dtype), data.dtype)
