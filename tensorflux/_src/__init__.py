@@ -7,7 +7,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 # Random draws hash with threefry; on CPU its rounds compile unrolled (same bits, faster).
-from tensorflux._src.compiler import threefry_cpu  # noqa: E402,F401
+from tensorflux._src.compiler import threefry_cpu  # noqa: F401
 
 # JAX probes for a TPU on first use and reports its absence at INFO level. TF1 programs
 # that log at INFO (tf.app.run does, through absl) would print it on every start.

@@ -3,7 +3,7 @@
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import threefry_cpu  # noqa: F401  (installs the lowering)
+from tensorflux._src.compiler import threefry_cpu  # installs the lowering
 
 # Random123's known-answer vectors for Threefry-2x32 with 20 rounds:
 # (key0, key1, counter0, counter1) -> (out0, out1).
