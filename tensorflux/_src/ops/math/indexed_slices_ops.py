@@ -17,7 +17,7 @@ from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import register_tensor_conversion_function
-from tensorflux._src.ops.array import array_ops
+from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.shape_fns import static_value
@@ -48,7 +48,13 @@ def _indexed_slices_to_tensor(value, dtype=None, name=None, as_ref=False):
         warnings.warn("Converting sparse IndexedSlices to a dense Tensor of unknown shape. "
                       "This may consume a large amount of memory.", stacklevel=3)
     rows = dense_shape[0] if isinstance(dense_shape, Tensor) else int(known[0])
-    return unsorted_segment_sum(value.values, value.indices, rows, name=name)
+    # Densifying drops the rows of indices past the end, as it drops negative ones:
+    # tf.gather reads zeros at fed out-of-range ids, and its gradient names those ids.
+    # (UnsortedSegmentSum itself fails a run on them, as TF's CPU kernel does.)
+    indices = value.indices
+    in_range = math_ops.less(indices, math_ops.cast(rows, indices.dtype))
+    indices = gather_ops.where_v2(in_range, indices, -generator_ops.ones_like(indices))
+    return unsorted_segment_sum(value.values, indices, rows, name=name)
 
 
 register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_tensor)
