@@ -131,6 +131,14 @@ def test_unsorted_out_of_range_ids():
                   {ids: [2, 0]}, "segment_ids[0] = 2 is out of range [0, 2)")
     got = run(tf.math.unsorted_segment_prod(tf.constant([2.0, 3.0]), ids, 2), {ids: [-1, 1]})
     np.testing.assert_array_equal(got, [1, 3])
+    # Inside a loop body the check is left out (it would be a host callback per
+    # iteration): the row of an id past the end is dropped there.
+    ids3 = tf.placeholder(tf.int32, [2])
+    _, looped = tf.while_loop(
+        lambda i, acc: i < 2,
+        lambda i, acc: (i + 1, acc + tf.math.unsorted_segment_sum([1.0, 2.0], ids3, 3)),
+        [0, tf.zeros(3)])
+    np.testing.assert_array_equal(run(looped, {ids3: [0, 5]}), [2, 0, 0])
     with pytest.raises(ValueError, match="must be non-negative but is -1"):
         tf.math.unsorted_segment_min(tf.constant([1.0]), tf.constant([0]), -1)
 

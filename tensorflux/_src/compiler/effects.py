@@ -152,8 +152,13 @@ def _is_static(values):
     return not any(isinstance(v, jax.core.Tracer) for v in values)
 
 
-def check(ok, message, data=(), error=errors.InvalidArgumentError):
-    """Fails the run with `error(message)` unless `ok` (a scalar bool) holds."""
+def check(ok, message, data=(), error=errors.InvalidArgumentError, in_loop_bodies=True):
+    """Fails the run with `error(message)` unless `ok` (a scalar bool) holds.
+
+    With `in_loop_bodies=False` the check is left out of loop bodies, where it would be a
+    host callback that also keeps the cluster out of the executable store: for checks
+    on ops that internal code emits inside loops too (UnsortedSegmentSum densifies
+    gradients) and that drop bad input harmlessly there."""
     op = current_op()
     data = tuple(data)
     stack = _collectors()
@@ -165,6 +170,8 @@ def check(ok, message, data=(), error=errors.InvalidArgumentError):
     elif not stack:
         raise errors.InternalError(None, op, "A run-time check was traced outside a run.")
     collector, in_body = stack[-1]
+    if in_body and not in_loop_bodies:
+        return
     if in_body:
         collector.uses_callbacks = True
 

@@ -63,8 +63,10 @@ def unsorted_segment_lower(op_type, combine, identity):
         if isinstance(segment_ids, jax.core.Tracer):
             # TF's CPU kernel fails a run with an id past the end (negative ids are
             # skipped): checked in the run, the failing run keeps variables unchanged.
+            # Inside loop bodies such ids are dropped instead (see effects.check).
             effects.check(jnp.all(segment_ids < n),
-                          lambda ids: _out_of_range(np.asarray(ids), n), data=(segment_ids,))
+                          lambda ids: _out_of_range(np.asarray(ids), n), data=(segment_ids,),
+                          in_loop_bodies=False)
         else:
             error = _out_of_range(np.asarray(segment_ids), n)
             if error is not None:
