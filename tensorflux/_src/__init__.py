@@ -1,7 +1,7 @@
 """tensorflux internals. Importing this turns on JAX's 64-bit types, as TF has them."""
 
 # First, before JAX starts its CPU client: big host buffers are reused between runs.
-from tensorflux._src.compiler import host_memory  # noqa: F401
+from tensorflux._src.runtime import host_memory  # noqa: F401
 
 # isort: split
 import logging
