@@ -32,7 +32,7 @@ from tensorflux._src.compiler import (
     ta_buffer,
 )
 from tensorflux._src.framework import errors
-from tensorflux._src.runtime import devices
+from tensorflux._src.runtime import devices, host_memory
 
 # Static values bigger than this enter the executable as device buffers instead of
 # literals embedded in the HLO, which keeps compile times short for big constants.
@@ -270,6 +270,7 @@ class Cluster:
         facts = (tuple(v in store for v in plan.checked_vars), missing)
         keys = [session_state.draw_keys(self.random_ops)] if self.random_ops else []
         jitted, traced_args = self._select(args, facts)
+        traced_args = host_memory.ready_inputs(traced_args, self.device)
         try:
             exports, finals, (check_outputs, emit_outputs) = jitted(
                 *traced_args, *starts, *keys, *self._const_values)

@@ -19,6 +19,7 @@ from tensorflux._src.compiler import functional, lowering, passes, run_plan, sta
 from tensorflux._src.compiler.cluster import Cluster
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
+from tensorflux._src.runtime import host_memory
 
 
 _HOST_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -191,6 +192,7 @@ class Executable:
         if cluster.growable:  # its loops may recompile with more room (Cluster._call)
             return None
         jitted, consts, collector = cluster.jitted, cluster._const_values, cluster.effects
+        device = cluster.device
 
         def finish(exports, effect_outputs):
             if effect_outputs[0] or effect_outputs[1] or collector.uses_callbacks:
@@ -199,6 +201,7 @@ class Executable:
 
         if cluster.is_plain:
             def run_plain(feeds, _):
+                feeds = host_memory.ready_inputs(feeds, device)
                 exports, _, effect_outputs = jitted(*feeds, *consts)
                 return finish(exports, effect_outputs)
 
@@ -207,6 +210,7 @@ class Executable:
             start_vars = cluster.state.start_vars
 
             def run_reading(feeds, session_state):
+                feeds = host_memory.ready_inputs(feeds, device)
                 store = session_state.variables
                 # Under the lock: another thread's training step may donate (free) the
                 # buffers read here once it has replaced them in the store.

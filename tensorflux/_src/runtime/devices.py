@@ -12,7 +12,6 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceShardin
 
 from tensorflux._src.framework import device as pydev
 from tensorflux._src.framework import errors
-from tensorflux._src.runtime import host_memory
 
 _JAX_PLATFORM = {"CPU": "cpu", "GPU": "gpu", "TPU": "tpu"}
 
@@ -68,10 +67,8 @@ def jit_on(fn, device, compiler_options=None, donate_argnums=(), replicas=None,
     or run as SPMD over `replicas` (see `Replicas.jit`; the leading arguments, one per
     tensor of `data_inputs`, are data that may be split along their first axis)."""
     kwargs = {"donate_argnums": donate_argnums} if donate_argnums else {}
-    # The caller's options win over the temporaries' packing (host_memory.py).
-    compiler_options = {**host_memory.xla_options(device), **(compiler_options or {})}
     if compiler_options:
-        kwargs["compiler_options"] = compiler_options
+        kwargs["compiler_options"] = dict(compiler_options)
     if replicas is not None:
         return replicas.jit(fn, data_inputs, **kwargs)
     if device != jax.devices()[0]:

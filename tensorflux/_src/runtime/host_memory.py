@@ -1,35 +1,42 @@
-"""Host memory kept for the next run: XLA:CPU's temporary buffers reused from malloc's
-heaps instead of mapped in afresh by the kernel at every run.
+"""Host memory kept for the next run: XLA:CPU's temporary buffer reused from malloc's
+heap instead of mapped in afresh by the kernel at every run.
 
 XLA:CPU allocates each execution's temporary memory when the run starts and frees it
-when it ends. By default that is one block holding all of a run's intermediates
-(345 MB for a ResNet-50 training step at 64x64, batch 16), and glibc serves a block
-that big with mmap and frees it with munmap, so every step page-faults its whole
-temporary memory back in: the kernel zeroes and maps ~87,000 pages per ResNet-50
-step, ~20% of the step's time in a profile.
+when it ends, as one block holding all of a run's intermediates (345 MB for a
+ResNet-50 training step at 64x64, batch 16). glibc serves a block that big with mmap
+and frees it with munmap, so every step page-faulted its whole temporary memory back
+in: the kernel zeroed and mapped ~87,000 pages per ResNet-50 step, ~20% of the step's
+time in a profile.
 
 Two settings together keep that memory in the process:
-  - XLA packs the temporaries into several blocks of at most HEAP_BYTES
-    (`xla_multiheap_size_constraint_per_heap`, added to every CPU compile by
-    runtime/devices.py; a single array bigger than that still gets a block of its
-    own);
-  - glibc keeps freed blocks below its mmap threshold (32 MB, the most glibc allows)
-    for reuse (mallopt): the main heap never maps (M_MMAP_MAX=0) and is not trimmed
-    (M_TRIM_THRESHOLD), and worker threads' arenas keep their 64 MB heaps (M_TOP_PAD
-    at a heap's size: glibc deletes a thread arena's empty heap only while its pad is
-    smaller).
-Measured on the development machine, same process, alternating, ResNet-50 step:
-428 -> 367 ms, page faults per step 86,962 -> 984.
+  - runs execute on the thread that calls them (`jax_cpu_enable_async_dispatch` off),
+    so the block comes from the calling thread's heap: the main heap for a program's
+    main thread. (With async dispatch a JAX worker thread allocates it, from a thread
+    arena of 64 MB heaps, and glibc maps every bigger block whatever it is told.)
+    XLA:CPU still defers a run to a worker thread while an input is not ready, and it
+    copies a big NumPy array in (a fed batch) asynchronously: `ready_inputs` copies
+    those first, on the calling thread.
+  - glibc's main heap keeps what is freed (mallopt): it never maps (M_MMAP_MAX=0) and
+    is not trimmed (M_TRIM_THRESHOLD), so the next run's block is the last one's.
+Measured on the development machine, ResNet-50 training step, one process per
+setting, alternating: 466 -> 398 ms and 525 -> 433 ms, page faults per step ~87,100
+-> under 30.
 
-What it leaves: arrays over 32 MB (the Transformer LM's logits) are still mapped
-afresh by worker threads (glibc maps every block bigger than a thread arena's heap),
-and the process keeps the peak of its heaps instead of handing freed memory back.
-M_ARENA_MAX=1 (every thread on the main heap) would keep those big blocks too, but it
-slowed XLA's compiles by 25-60% (its threads contend for the one arena).
+Not chosen: M_ARENA_MAX=1 (every thread on the main heap, async dispatch kept) kept
+the block as well, but slowed XLA's compiles by 25-60% (its compile threads contend
+for the one arena); XLA's `xla_multiheap_size_constraint_per_heap` (temporaries in
+blocks small enough for thread heaps) makes executables that XLA:CPU cannot
+serialize ("Multiple temp buffer allocations found"), which the compilation cache
+needs.
 
-Applied when tensorflux is imported, only with glibc; TENSORFLUX_REUSE_HOST_MEMORY=0
-(or false/off/no) in the environment before import leaves malloc and XLA's buffer
-packing as they are.
+What it costs: the process keeps the peak of its main heap instead of handing freed
+memory back; a run is no longer dispatched asynchronously (Session.run waits for its
+results anyway), and other JAX code in the process runs inline too. A run called from
+another thread allocates from that thread's arena and still maps its block afresh.
+
+Applied when tensorflux is imported (before JAX starts its CPU client, which reads
+the dispatch setting once), only with glibc; TENSORFLUX_REUSE_HOST_MEMORY=0 (or
+false/off/no) in the environment before import leaves both as they are.
 """
 
 from __future__ import annotations
@@ -37,17 +44,14 @@ from __future__ import annotations
 import ctypes
 import os
 
-HEAP_BYTES = 8 << 20  # XLA's temporaries in blocks of at most this (8 MB: see below)
-# 8 MB rather than 16 or 32: blocks of 16-32 MB fill a 64 MB thread heap two at a time
-# and make glibc open new heaps (ResNet-50: 6,503 faults per step at 16 MB, 984 at 8).
+import jax
+import numpy as np
 
 # mallopt parameters (glibc's malloc.h) and the values set.
-M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD, M_MMAP_MAX = -1, -2, -3, -4
+M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
 SETTINGS = (
-    (M_MMAP_THRESHOLD, 32 << 20),
     (M_MMAP_MAX, 0),
-    (M_TRIM_THRESHOLD, 2**31 - 1),  # an int; -1 would overflow glibc's heap checks
-    (M_TOP_PAD, 64 << 20),
+    (M_TRIM_THRESHOLD, 2**31 - 1),  # the largest int; -1 would overflow glibc's checks
 )
 
 _OFF = ("0", "false", "off", "no")
@@ -66,18 +70,33 @@ def _glibc():
 
 
 def install() -> bool:
-    """Applies the malloc settings; False when off, not on glibc, or glibc refused one."""
+    """Applies both settings; False when off, not on glibc, or glibc refused one."""
     libc = _glibc() if wanted() else None
-    if libc is None:
+    if libc is None or not all(libc.mallopt(p, v) == 1 for p, v in SETTINGS):
         return False
-    return all(libc.mallopt(param, value) == 1 for param, value in SETTINGS)
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
+    return True
 
 
 INSTALLED = install()
 
 
-def xla_options(device) -> dict:
-    """XLA options that go with the malloc settings, for a compile on `device`."""
-    if INSTALLED and getattr(device, "platform", None) == "cpu":
-        return {"xla_multiheap_size_constraint_per_heap": HEAP_BYTES}
-    return {}
+# Host arrays at least this big are copied in before a run: PJRT's CPU client copies
+# smaller ones inline itself.
+_READY_BYTES = 1 << 16
+
+
+def ready_inputs(args, device):
+    """`args` with big NumPy arrays copied onto `device` (a CPU) and waited for, so the
+    run that takes them executes on this thread (see above); unchanged otherwise."""
+    if not INSTALLED or getattr(device, "platform", None) != "cpu":
+        return args
+    big = [i for i, a in enumerate(args)
+           if isinstance(a, np.ndarray) and a.nbytes >= _READY_BYTES]
+    if not big:
+        return args
+    args = list(args)
+    for i in big:
+        args[i] = jax.device_put(args[i], device)
+    jax.block_until_ready([args[i] for i in big])
+    return args
