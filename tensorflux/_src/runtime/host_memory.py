@@ -81,8 +81,9 @@ def install() -> bool:
 INSTALLED = install()
 
 
-# Host arrays at least this big are copied in before a run: PJRT's CPU client copies
-# smaller ones inline itself.
+# Host arrays at least this big are copied in before a run. Smaller ones were never
+# seen to defer a run (measured up to 68 KB; a 64 MB feed did), and each copy here
+# waits, so they are left to JAX.
 _READY_BYTES = 1 << 16
 
 
