@@ -32,9 +32,8 @@ import warnings
 import jax
 
 from tensorflux._src.framework import errors
-from tensorflux._src.platform import gfile
+from tensorflux._src.platform import env_switch, gfile
 
-_OFF = ("0", "false", "off", "no")
 _lock = threading.Lock()
 _state = {"decided": False, "dir": None}
 
@@ -49,7 +48,7 @@ def default_dir():
 
 
 def disabled_by_env():
-    return os.environ.get("TENSORFLUX_COMPILATION_CACHE", "1").strip().lower() in _OFF
+    return env_switch.is_off("TENSORFLUX_COMPILATION_CACHE")
 
 
 def _writable(path):

@@ -47,6 +47,8 @@ import os
 import jax
 import numpy as np
 
+from tensorflux._src.platform import env_switch
+
 # mallopt parameters (glibc's malloc.h) and the values set.
 M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
 SETTINGS = (
@@ -54,11 +56,9 @@ SETTINGS = (
     (M_TRIM_THRESHOLD, 2**31 - 1),  # the largest int; -1 would overflow glibc's checks
 )
 
-_OFF = ("0", "false", "off", "no")
-
 
 def wanted() -> bool:
-    return os.environ.get("TENSORFLUX_REUSE_HOST_MEMORY", "1").strip().lower() not in _OFF
+    return not env_switch.is_off("TENSORFLUX_REUSE_HOST_MEMORY")
 
 
 def _glibc():
