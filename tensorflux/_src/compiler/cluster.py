@@ -448,7 +448,7 @@ def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, r
         if ok is not None:  # a failed check keeps every variable it can at its old value
             finals = [collector.guarded(new, start[v], ok) if v in start and v not in missing
                       else new for v, new in zip(plan.written_vars, finals)]
-        collector.row_writes.clear()  # tracers of this trace: keep none alive
+        collector.forget_values()  # tracers of this trace: keep none alive
         return tuple(env[t] for t in exports), tuple(finals), collector.outputs()
 
     return run_graph

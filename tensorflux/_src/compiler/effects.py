@@ -22,6 +22,15 @@ could no longer scatter into its donated buffer in place. Writers that update ro
 (scatters, sparse optimizer updates) build them with `scatter(base, indices, updates)`;
 when such a scatter of a variable's start value is its final value, the cluster guards
 it by dropping every row of a failed run instead (`Collector.guarded`).
+
+Nor may the guard make XLA copy an optimizer's slots. A fused update computes a slot
+(Adam's m) and then its variable from the new slot; guarded only at the end, the
+variable's select recomputes the slot from its old value while the slot's own select
+overwrites that value in place, so XLA copied every slot first: Adam over GPT-2
+small's 124M parameters in plain JAX took 249 ms with the guard at the end and 127 ms
+with none. Updates therefore `settle(new, old)` each slot before computing on from it:
+the slot is guarded by the checks traced so far, the variable is computed from that,
+and the slot needs no second guard when no check came after (120 ms, no copies).
 """
 
 from __future__ import annotations
@@ -86,17 +95,37 @@ class Collector:
     pending: list = field(default_factory=list)
     uses_callbacks: bool = False
     row_writes: dict = field(default_factory=dict)  # id(new) -> (new, base, idx, upd, add)
+    settled: dict = field(default_factory=dict)  # id(value) -> (value, old, checks then)
+    _ok: tuple = (0, None)  # (number of checks, all_ok() of them)
 
     def reset(self):  # a re-trace (new input shapes) records the same effects again
         self.checks.clear(), self.check_values.clear()
         self.emits.clear(), self.emit_values.clear()
-        self.row_writes.clear()
+        self.forget_values()
         self.uses_callbacks = False
+
+    def forget_values(self):
+        """Drops the traced values kept for guarding (after a trace: keep no tracer alive)."""
+        self.row_writes.clear(), self.settled.clear()
+        self._ok = (0, None)
+
+    def settle(self, new, old):
+        """`new` if every check traced so far passed, else `old` (see `settle`)."""
+        ok = self.all_ok()
+        if ok is None:
+            return new
+        value = jax.numpy.where(ok, new, old)
+        self.settled[id(value)] = (value, old, len(self.check_values))
+        return value
 
     def guarded(self, new, old, ok):
         """`new` if every check passed (`ok`), else `old`: for a recorded scatter of `old`,
         the same scatter with all rows dropped when a check failed (in place), else a
         select of the whole value."""
+        settled = self.settled.get(id(new))
+        if (settled is not None and settled[0] is new and settled[1] is old
+                and settled[2] == len(self.check_values)):
+            return new  # settled by every check already
         entry = self.row_writes.get(id(new))
         if entry is not None and entry[0] is new and entry[1] is old:
             _, base, indices, updates, add = entry
@@ -111,9 +140,12 @@ class Collector:
         """One traced bool: every check of the cluster passed (None without checks)."""
         if not self.check_values:
             return None
-        ok = self.check_values[0][0]
-        for flag, _ in self.check_values[1:]:
-            ok = jax.numpy.logical_and(ok, flag)
+        count, ok = self._ok
+        if count != len(self.check_values):  # one chain of ands, extended as checks come
+            ok = self.check_values[0][0] if ok is None else ok
+            for flag, _ in self.check_values[max(count, 1):]:
+                ok = jax.numpy.logical_and(ok, flag)
+            self._ok = (len(self.check_values), ok)
         return ok
 
     def first_failure(self, check_outputs):
@@ -183,6 +215,17 @@ def check(ok, message, data=(), error=errors.InvalidArgumentError, in_loop_bodie
         return
     collector.checks.append((op, message, error))
     collector.check_values.append((jax.numpy.asarray(ok, bool), data))
+
+
+def settle(new, old):
+    """`new`, or `old` when a check of the run traced so far fails: for a value an update
+    goes on computing from and also writes (an optimizer's slot, before its variable's
+    step), so that the run's guard (`Collector.guarded`) need not select it again.
+    `new` unchanged outside a compiled cluster's trace and in loop bodies."""
+    stack = _collectors()
+    if not stack or stack[-1][1] or not isinstance(new, jax.core.Tracer):
+        return new
+    return stack[-1][0].settle(new, old)
 
 
 def _scatter(base, indices, updates, add):

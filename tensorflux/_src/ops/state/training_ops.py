@@ -2,13 +2,16 @@
 
 Each op reads and writes a variable and its slots in one step, so XLA fuses the whole
 update and, with donation, performs it in place. Formulas are TF1's documented update
-rules; scalars (learning rate, betas, ...) are tensors of the variable's dtype.
+rules; scalars (learning rate, betas, ...) are tensors of the variable's dtype. A slot
+the variable's step is computed from is `settle`d first (compiler/effects.py): guarded
+by the run's checks there rather than only at the end, which made XLA copy it.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 
+from tensorflux._src.compiler.effects import settle
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.ops.registry import OpDef, register
 
@@ -29,7 +32,7 @@ _apply("ApplyGradientDescent", ("var: Ref(T)", "alpha: T", "delta: T"), ("var",)
 
 
 def _momentum(var, accum, lr, grad, momentum, use_nesterov):
-    accum = accum * momentum + grad
+    accum = settle(accum * momentum + grad, accum)
     step = grad * lr + accum * momentum * lr if use_nesterov else accum * lr
     return var - step, accum
 
@@ -41,8 +44,8 @@ _apply("ApplyMomentum", ("var: Ref(T)", "accum: Ref(T)", "lr: T", "grad: T", "mo
 def _adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad,
           use_nesterov):
     lr_t = lr * jnp.sqrt(1 - beta2_power) / (1 - beta1_power)
-    m = m + (grad - m) * (1 - beta1)
-    v = v + (grad * grad - v) * (1 - beta2)
+    m = settle(m + (grad - m) * (1 - beta1), m)
+    v = settle(v + (grad * grad - v) * (1 - beta2), v)
     direction = (m * beta1 + grad * (1 - beta1)) if use_nesterov else m
     return var - lr_t * direction / (jnp.sqrt(v) + epsilon), m, v
 
@@ -54,7 +57,7 @@ _apply("ApplyAdam", ("var: Ref(T)", "m: Ref(T)", "v: Ref(T)", "beta1_power: T",
 
 def _adagrad(var, accum, lr, grad, update_slots):
     if update_slots:
-        accum = accum + grad * grad
+        accum = settle(accum + grad * grad, accum)
     return var - lr * grad / jnp.sqrt(accum), accum
 
 
@@ -63,7 +66,7 @@ _apply("ApplyAdagrad", ("var: Ref(T)", "accum: Ref(T)", "lr: T", "grad: T"),
 
 
 def _adadelta(var, accum, accum_update, lr, rho, epsilon, grad):
-    accum = accum * rho + grad * grad * (1 - rho)
+    accum = settle(accum * rho + grad * grad * (1 - rho), accum)
     update = jnp.sqrt(accum_update + epsilon) / jnp.sqrt(accum + epsilon) * grad
     accum_update = accum_update * rho + update * update * (1 - rho)
     return var - update * lr, accum, accum_update
@@ -75,8 +78,8 @@ _apply("ApplyAdadelta", ("var: Ref(T)", "accum: Ref(T)", "accum_update: Ref(T)",
 
 
 def _rmsprop(var, ms, mom, lr, rho, momentum, epsilon, grad):
-    ms = ms + (grad * grad - ms) * (1 - rho)
-    mom = mom * momentum + lr * grad / jnp.sqrt(ms + epsilon)
+    ms = settle(ms + (grad * grad - ms) * (1 - rho), ms)
+    mom = settle(mom * momentum + lr * grad / jnp.sqrt(ms + epsilon), mom)
     return var - mom, ms, mom
 
 
@@ -86,9 +89,9 @@ _apply("ApplyRMSProp", ("var: Ref(T)", "ms: Ref(T)", "mom: Ref(T)", "lr: T", "rh
 
 
 def _centered_rmsprop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad):
-    ms = ms + (grad * grad - ms) * (1 - rho)
-    mg = mg + (grad - mg) * (1 - rho)
-    mom = mom * momentum + lr * grad / jnp.sqrt(ms - mg * mg + epsilon)
+    ms = settle(ms + (grad * grad - ms) * (1 - rho), ms)
+    mg = settle(mg + (grad - mg) * (1 - rho), mg)
+    mom = settle(mom * momentum + lr * grad / jnp.sqrt(ms - mg * mg + epsilon), mom)
     return var - mom, mg, ms, mom
 
 
@@ -122,7 +125,7 @@ _apply("ApplyProximalGradientDescent", ("var: Ref(T)", "alpha: T", "l1: T", "l2:
 
 
 def _proximal_adagrad(var, accum, lr, l1, l2, grad):
-    accum = accum + grad * grad
+    accum = settle(accum + grad * grad, accum)
     step = lr / jnp.sqrt(accum)  # Adagrad's learning rate, then TF's Fobos step
     prox = var - grad * step
     return jnp.sign(prox) * jnp.maximum(jnp.abs(prox) - step * l1, 0) / (1 + l2 * step), accum
@@ -134,8 +137,8 @@ _apply("ApplyProximalAdagrad", ("var: Ref(T)", "accum: Ref(T)", "lr: T", "l1: T"
 
 def _adagrad_da(var, gradient_accumulator, gradient_squared_accumulator, grad, lr, l1, l2,
                 global_step):
-    g_acc = gradient_accumulator + grad
-    gg_acc = gradient_squared_accumulator + grad * grad
+    g_acc = settle(gradient_accumulator + grad, gradient_accumulator)
+    gg_acc = settle(gradient_squared_accumulator + grad * grad, gradient_squared_accumulator)
     step = jnp.asarray(global_step).astype(var.dtype)
     # w = -sign(g_acc) * lr * max(|g_acc| - l1 * T, 0) / (l2 * T * lr + sqrt(gg_acc))
     numerator = -jnp.sign(g_acc) * jnp.maximum(jnp.abs(g_acc) - l1 * step, 0) * lr
