@@ -84,3 +84,28 @@ def test_failed_check_keeps_variable_and_slots_and_passing_runs_follow_tf1(name)
                 assert set(got_slots) == set(want_slots)
                 for slot, value in want_slots.items():
                     np.testing.assert_allclose(got_slots[slot], value, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["adam", "momentum"])
+def test_a_check_traced_after_the_update_still_keeps_variable_and_slots(name):
+    make_optimizer, _ = CASES[name]
+    with tf.Graph().as_default():
+        w = tf.Variable(START, name="w")
+        x = tf.placeholder(tf.float32, [3], name="x")
+        late = tf.placeholder(tf.float32, [], name="late")
+        optimizer = make_optimizer()
+        train = optimizer.minimize(tf.reduce_sum(w * tf.check_numerics(x, "bad input")))
+        with tf.control_dependencies([train]):  # checked after the update is computed
+            checked = tf.check_numerics(late, "late check")
+        slots = {slot: optimizer.get_slot(w, slot) for slot in optimizer.get_slot_names()}
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            before = sess.run([w, slots])
+            with pytest.raises(tf.errors.InvalidArgumentError, match="late check"):
+                sess.run(checked, {x: DATA[0], late: np.nan})
+            after = sess.run([w, slots])
+            np.testing.assert_array_equal(after[0], before[0])
+            for slot in slots:
+                np.testing.assert_array_equal(after[1][slot], before[1][slot])
+            sess.run(checked, {x: DATA[0], late: 1.0})
+            assert not np.array_equal(sess.run(w), before[0])
