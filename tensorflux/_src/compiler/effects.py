@@ -139,14 +139,10 @@ class Collector:
 
     def all_ok(self):
         """One traced bool: every check of the cluster passed (None without checks)."""
-        if not self.check_values:
-            return None
-        count, ok = self._ok
-        if count != len(self.check_values):  # one chain of ands, extended as checks come
-            ok = self.check_values[0][0] if ok is None else ok
-            for flag, _ in self.check_values[max(count, 1):]:
-                ok = jax.numpy.logical_and(ok, flag)
-            self._ok = (len(self.check_values), ok)
+        count, ok = self._ok  # one chain of ands, extended as checks come (settle asks often)
+        for flag, _ in self.check_values[count:]:
+            ok = flag if ok is None else jax.numpy.logical_and(ok, flag)
+        self._ok = (len(self.check_values), ok)
         return ok
 
     def first_failure(self, check_outputs):
