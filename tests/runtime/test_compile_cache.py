@@ -19,7 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # compiled, and the step (a convolution) goes through the compiler-option autotuner,
 # which settles after 10 calls. Prints what JAX's cache did as one JSON line.
 CHILD = r"""
-import json
+import json, os
 from jax import monitoring
 counts = {}
 monitoring.register_event_listener(
@@ -36,7 +36,8 @@ train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
 with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
     # 20 steps: the autotuner compares library fusion, then the conv lowering (10 each)
-    losses = [float(sess.run([train, loss])[1]) for _ in range(22)]
+    losses = [float(sess.run([train, loss])[1])
+              for _ in range(int(os.environ.get("STEPS", "22")))]
     clusters = [c for e in sess._executables.values() for c in e.clusters]
     tuners = [c.autotuner for c in clusters if c.autotuner is not None]
     loaded = [isinstance(c.jitted, persistent.Persistent) and c.jitted.loaded
@@ -116,6 +117,23 @@ def test_second_process_compiles_nothing(tmp_path):
     # executables (XLA's conv and im2col dots among them), which round differently, so
     # only the last bits may differ.
     np.testing.assert_allclose(second["losses"], first["losses"], rtol=1e-5)
+
+
+def test_stored_after_a_process_that_ended_while_tuning(tmp_path):
+    # A first process that stops before the autotuner has chosen leaves JAX's cache
+    # holding every candidate but stores no executable. The next one chooses, from
+    # executables JAX's cache served; it must still store the chosen one (compiled
+    # again) so that a third process loads it without tracing.
+    env = {"TENSORFLUX_CACHE_DIR": str(tmp_path / "cache")}
+    short, _ = _run({**env, "STEPS": "3"}, tmp_path)
+    assert not any(short["loaded"])
+    assert not _entries(tmp_path / "cache" / "autotune")  # still tuning when it ended
+    tuned, _ = _run(env, tmp_path)
+    assert tuned["hits"] > 0 and not all(tuned["loaded"])  # the step was traced
+    third, _ = _run(env, tmp_path)
+    assert third["loaded"] and all(third["loaded"])
+    assert third["remembered"] and all(third["remembered"])
+    np.testing.assert_allclose(third["losses"], tuned["losses"], rtol=1e-5)
 
 
 def test_disabled_by_environment(tmp_path):

@@ -37,6 +37,7 @@ import threading
 
 import jax
 from jax.experimental import serialize_executable
+from jax.experimental.compilation_cache import compilation_cache as cc
 
 from tensorflux._src.compiler import compile_cache
 from tensorflux._src.framework import errors
@@ -44,8 +45,8 @@ from tensorflux._src.platform import gfile
 
 # JAX persistent-cache hits so far in this process. An executable JAX deserialized from
 # its cache does not serialize again intact (its kernels are missing from the result:
-# "Function ... not found" when run), so a cluster is stored only if none happened
-# while it compiled.
+# "Function ... not found" when run), so a cluster whose executables came from there is
+# compiled once more for storing (`_compile_afresh`).
 _jax_cache_hits = [0]
 
 
@@ -169,6 +170,25 @@ def save(key, compiled):
         pass  # not serializable here, or no room: the next process compiles again
 
 
+def _compile_afresh(lowered):
+    """`lowered` compiled by XLA now, neither read from JAX's persistent cache nor from
+    its in-memory one (which holds what that cache served), so it serializes whole.
+
+    Needed when an earlier process ended before the autotuner chose (a short run,
+    a killed one): JAX's cache then serves every candidate and, without this, no
+    process would ever store the chosen executable, so each would trace the cluster
+    again. Costs one compile, once. A compile option at its default value makes the
+    in-memory lookup miss without changing the executable."""
+    enabled = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    cc.reset_cache()
+    try:
+        return lowered.compile(compiler_options={"xla_embed_ir_in_executable": False})
+    finally:
+        jax.config.update("jax_enable_compilation_cache", enabled)
+        cc.reset_cache()
+
+
 class Persistent:
     """Calls a cluster's executable: one stored by an earlier process if there is one,
     else `inner` (the jitted function, or the Autotuner over `candidates`), storing the
@@ -228,12 +248,17 @@ class Persistent:
         if chosen is None:
             return  # still tuning
         self._stored = True
-        if self._storable() and _jax_cache_hits[0] == self._hits_before:
+        if not self._storable():
+            return
+        lowered = self._candidates[chosen].lower(*self.specs)
+        if _jax_cache_hits[0] == self._hits_before:
             # Served from jit's in-memory caches: the chosen function was just called
             # with arguments of these shapes.
-            compiled = self._candidates[chosen].lower(*self.specs).compile()
-            save(self._entry(chosen), compiled)
-            self._note(self._entry(chosen))
+            compiled = lowered.compile()
+        else:
+            compiled = _compile_afresh(lowered)
+        save(self._entry(chosen), compiled)
+        self._note(self._entry(chosen))
 
     def _note(self, entry):
         if self.manifest is not None:
