@@ -207,7 +207,7 @@ class Persistent:
         self._loaded = None
         self._key = None  # graph + argument shapes, once the first call saw them
         self.specs = None
-        self._hits_before = None
+        self._served = 0  # JAX cache hits while this cluster's candidates compiled
         self._stored = False
         self.loaded = False  # this cluster's executable came from the store
         self.manifest = None  # the session's (Cluster.call sets it): entries noted there
@@ -229,7 +229,6 @@ class Persistent:
             self._stored = True  # nothing to key it by: never stored
             return
         self.specs = arg_specs(args)
-        self._hits_before = _jax_cache_hits[0]
         self._key = hashlib.sha256(f"{graph_key}|{specs_text(self.specs)}".encode()).hexdigest()
         if self.tuner is not None:
             self.tuner.recall(self._key)
@@ -251,7 +250,7 @@ class Persistent:
         if not self._storable():
             return
         lowered = self._candidates[chosen].lower(*self.specs)
-        if _jax_cache_hits[0] == self._hits_before:
+        if not self._served:
             # Served from jit's in-memory caches: the chosen function was just called
             # with arguments of these shapes.
             compiled = lowered.compile()
@@ -274,7 +273,11 @@ class Persistent:
             self._first_call(args)
             if self._loaded is not None:
                 return self._loaded(*args)
+        hits = _jax_cache_hits[0]
         outs = self.inner(*args)
         if not self._stored:
+            # Counted around this cluster's own calls (where its candidates compile),
+            # not other clusters' compiles in between.
+            self._served += _jax_cache_hits[0] - hits
             self._store()
         return outs
