@@ -221,3 +221,32 @@ def test_initializers_compile_as_one_executable():
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         assert sess.compile_stats.executables == 1
+
+
+def test_manifest_is_kept_per_toolchain(monkeypatch, tmp_path):
+    # A graph's manifest lists the stored entries its sessions used, for a later
+    # process to prefetch. After the toolchain changes (an upgrade, an edit) none of
+    # them is ever looked up again; prefetching them would only delay the ones needed.
+    import jax
+
+    import tensorflux as tf
+    from tensorflux._src.compiler import graph_key, persistent
+
+    monkeypatch.setattr(persistent, "_path",
+                        lambda name, suffix=".bin": str(tmp_path / (name + suffix)))
+    prefetched = []
+    monkeypatch.setattr(persistent, "load", lambda key, device: prefetched.append(key))
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.constant(1.0, name="c")
+    device = jax.devices()[0]
+    try:
+        monkeypatch.setattr(graph_key, "toolchain_version", lambda: "before")
+        persistent.open_manifest(graph, device).note("entry-before")
+        assert persistent.open_manifest(graph, device).entries == ["entry-before"]
+        persistent._prefetched["entry-before"].result()  # its prefetch ran
+        monkeypatch.setattr(graph_key, "toolchain_version", lambda: "after")
+        assert persistent.open_manifest(graph, device).entries == []
+        assert prefetched == ["entry-before"]  # once, under its own toolchain only
+    finally:
+        persistent._prefetched.pop("entry-before", None)

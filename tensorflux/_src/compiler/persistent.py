@@ -20,8 +20,9 @@ go the usual way. Entries live in <cache root>/executables/, written atomically.
 
 Deserializing is itself slow (~0.8 s for a ResNet-50 step on CPU) but releases the
 GIL, so it starts early, on a background thread: each graph has a manifest of the
-entries its sessions used (keyed by its ops' names and types, written as entries are
-stored or loaded), and a session's first run prefetches them all (`open_manifest`). A
+entries its sessions used (keyed by its ops' names and types and the toolchain, written
+as entries are stored or loaded), and a session's first run prefetches them all
+(`open_manifest`). A
 warm training program's step executable then loads while its initializers run. The
 manifest is only a hint: what a cluster calls is still found by its exact key.
 """
@@ -39,7 +40,7 @@ import jax
 from jax.experimental import serialize_executable
 from jax.experimental.compilation_cache import compilation_cache as cc
 
-from tensorflux._src.compiler import compile_cache
+from tensorflux._src.compiler import compile_cache, graph_key
 from tensorflux._src.framework import errors
 from tensorflux._src.platform import gfile
 
@@ -147,8 +148,10 @@ def open_manifest(graph, device):
 
 def graph_fingerprint(graph):
     """Names and types of the graph's ops: enough to recognise the same program again
-    (a wrong guess only prefetches something unused)."""
-    h = hashlib.sha256()
+    (a wrong guess only prefetches something unused); and the toolchain, whose every
+    change (an edit, an upgrade) changes all entry keys: one manifest for all would
+    prefetch the stale entries too, first, ahead of the ones the program needs."""
+    h = hashlib.sha256(graph_key.toolchain_version().encode())
     for op in graph.get_operations():
         h.update(f"{op.name}\t{op.type}\n".encode())
     return h.hexdigest()
