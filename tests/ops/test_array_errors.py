@@ -239,10 +239,29 @@ def test_gather_out_of_range_static_indices():
         run(tf.scatter_nd([[4]], [1.0], [4]))
 
 
-def test_gather_out_of_range_fed_indices_give_zeros():
-    idx = tf.placeholder(tf.int32, [3])
-    out = run(tf.gather(tf.constant([1.0, 2.0, 3.0]), idx), {idx: [2, 7, -1]})
-    np.testing.assert_array_equal(out, [3.0, 0.0, 0.0])
+def test_gather_out_of_range_fed_indices_fail_the_run():
+    # TF's CPU kernel's error, raised by the run (the indices are only known then).
+    idx = tf.placeholder(tf.int32, [None])
+    params = tf.constant([[1.0], [2.0], [3.0]])
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"indices\[1\] = 7 is not in \[0, 3\)\n\t \[\[\{\{node GatherV2\}\}"):
+        run(tf.gather(params, idx), {idx: [2, 7, -1]})
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[0,1\] = -1 is not in"):
+        run(tf.gather(params, tf.reshape(idx, [1, 2])), {idx: [0, -1]})
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = 3 is not in"):
+        run(tf.gather(params, idx, axis=0), {idx: [0, 3]})
+    np.testing.assert_array_equal(run(tf.gather(params, idx), {idx: [2, 0]}), [[3.0], [1.0]])
+
+
+def test_gather_out_of_range_indices_in_a_loop_body_read_zeros():
+    # Inside a loop body the check would be a host callback (effects.check): there the
+    # gather reads zeros for an index out of range, TF's GPU rule.
+    idx = tf.placeholder(tf.int32, [2])
+    params = tf.constant([1.0, 2.0, 3.0])
+    _, out = tf.while_loop(lambda i, acc: i < 1,
+                           lambda i, acc: (i + 1, acc + tf.gather(params, idx)),
+                           [tf.constant(0), tf.zeros([2])])
+    np.testing.assert_array_equal(run(out, {idx: [1, 5]}), [2.0, 0.0])
 
 
 def test_one_hot_dtype_rules():

@@ -226,15 +226,21 @@ def test_slot_names_of_the_new_optimizers():
 def test_out_of_range_indices_fail_the_run_and_write_nothing():
     w = tf.Variable(W0, name="w")
     ids = tf.placeholder(tf.int32, [None])
-    rows = tf.gather(w, ids)  # a fed out-of-range id reads zeros here (TF's GPU gather)
+    rows = tf.gather(w, ids)  # the gather fails first, as TF's CPU kernel does
     train = tf.train.AdagradOptimizer(0.1).minimize(tf.reduce_sum(rows))
+    # The sparse update's own check, on fed slices no gather has read.
+    fed_train = tf.train.AdagradOptimizer(0.1).apply_gradients(
+        [(tf.IndexedSlices(tf.ones([3, DIM], tf.float64), ids), w)])
     const_train = tf.train.MomentumOptimizer(0.1, 0.9).apply_gradients(
         [(tf.IndexedSlices(tf.ones([2, DIM], tf.float64), tf.constant([1, -1])), w)])
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         with pytest.raises(tf.errors.InvalidArgumentError,
-                           match=r"Index 7 at offset 2 in indices is out of range"):
+                           match=r"indices\[2\] = 7 is not in \[0, 6\)"):
             sess.run(train, {ids: [0, 1, 7]})
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"Index 7 at offset 2 in indices is out of range"):
+            sess.run(fed_train, {ids: [0, 1, 7]})
         np.testing.assert_array_equal(sess.run(w), W0)
         sess.run(train, {ids: [0, 1]})  # the accumulator kept its value too
         expected = W0.copy()

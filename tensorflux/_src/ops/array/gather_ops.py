@@ -5,8 +5,11 @@ with one argument the coordinates of true elements: the host record `Where`,
 Out-of-range indices: TF's CPU kernels raise InvalidArgumentError ("indices[1] = 5 is
 not in [0, 3)"), its GPU kernels write zeros (gather) or skip the update (scatter).
 Here an index known when the graph is compiled (a constant, or computed from constants)
-is checked and raises TF's CPU error; an index computed at run time cannot stop a
-compiled XLA program, so it gets TF's GPU behaviour: zeros / dropped updates.
+is checked and raises TF's CPU error. gather checks an index computed at run time in
+the run (compiler/effects.py: the run fails with the same error and writes no
+variable); inside loop bodies, where a check would be a host callback, it reads zeros
+(TF's GPU gather). gather_nd and scatter_nd give run-time indices TF's GPU behaviour:
+zeros / dropped updates.
 
 Gradients: gather's along axis 0 is an IndexedSlices (TF's), the output gradient's
 slices with the indices they were read from, so optimizers update only those rows;
@@ -22,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.compiler import effects
 from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
@@ -46,6 +50,15 @@ def _index_str(shape, flat):
     if len(shape) == 0:
         return ""
     return "[" + ",".join(str(int(i)) for i in np.unravel_index(flat, shape)) + "]"
+
+
+def _gather_out_of_range(indices, limit):
+    """TF's CPU error for the first index outside [0, limit), or None."""
+    flat = np.reshape(indices, -1)
+    bad = np.flatnonzero((flat < 0) | (flat >= limit))
+    if not bad.size:
+        return None
+    return f"indices{_index_str(indices.shape, bad[0])} = {flat[bad[0]]} is not in [0, {limit})"
 
 
 def _is_static(value):
@@ -101,13 +114,15 @@ def _gather_lower(params, indices, axis, batch_dims):
     axis = int(static_input(axis, "GatherV2", "axis")) % params.ndim
     batch_dims = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
     limit = params.shape[axis]
-    if _is_static(indices):
-        flat = np.reshape(indices, -1)
-        bad = np.flatnonzero((flat < 0) | (flat >= limit))
-        if bad.size:
-            raise kernel_error(f"indices{_index_str(indices.shape, bad[0])} = {flat[bad[0]]} "
-                               f"is not in [0, {limit})")
     valid = (indices >= 0) & (indices < limit)
+    if _is_static(indices):
+        error = _gather_out_of_range(np.asarray(indices), limit)
+        if error is not None:
+            raise kernel_error(error)
+    else:
+        effects.check(jnp.all(valid),
+                      lambda ids: _gather_out_of_range(np.asarray(ids), limit),
+                      data=(indices,), in_loop_bodies=False)
     clipped = jnp.clip(indices, 0, max(limit - 1, 0))
 
     def take(p, i):
@@ -118,8 +133,8 @@ def _gather_lower(params, indices, axis, batch_dims):
     out = take(params, clipped)
     if _is_static(indices):
         return out
-    # Zeros where the index is out of range, like TF's GPU kernel. `valid` has the
-    # indices' shape; give it params' outer and inner dims as 1s to broadcast.
+    # Zeros where the index is out of range (in loop bodies, unchecked: TF's GPU rule).
+    # `valid` has the indices' shape; give it params' outer and inner dims as 1s.
     mask = valid.reshape(indices.shape[:batch_dims] + (1,) * (axis - batch_dims)
                          + indices.shape[batch_dims:] + (1,) * (params.ndim - axis - 1))
     return jnp.where(mask, out, jnp.zeros((), out.dtype))
