@@ -28,6 +28,11 @@ import numpy as np
 import tensorflux as tf
 from tensorflux._src.compiler import persistent
 
+if os.environ.get("FAIL_AFRESH"):  # the fresh compile for storing runs out of memory
+    def fail(lowered):
+        raise __import__("jax").errors.JaxRuntimeError("RESOURCE_EXHAUSTED: simulated")
+    persistent._compile_afresh = fail
+
 tf.set_random_seed(1)
 x = tf.constant(np.linspace(-1, 1, 2 * 8 * 8 * 3, dtype=np.float32).reshape(2, 8, 8, 3))
 w = tf.get_variable("w", [3, 3, 3, 4], initializer=tf.glorot_uniform_initializer())
@@ -128,8 +133,12 @@ def test_stored_after_a_process_that_ended_while_tuning(tmp_path):
     short, _ = _run({**env, "STEPS": "3"}, tmp_path)
     assert not any(short["loaded"])
     assert not _entries(tmp_path / "cache" / "autotune")  # still tuning when it ended
+    # A failed fresh compile costs the store, not the run.
+    failed, _ = _run({**env, "FAIL_AFRESH": "1"}, tmp_path)
+    assert failed["hits"] > 0 and not all(failed["loaded"])  # the step was traced
+    assert len(failed["losses"]) == 22 and np.all(np.isfinite(failed["losses"]))
     tuned, _ = _run(env, tmp_path)
-    assert tuned["hits"] > 0 and not all(tuned["loaded"])  # the step was traced
+    assert tuned["hits"] > 0 and not all(tuned["loaded"])  # not stored by the failed one
     third, _ = _run(env, tmp_path)
     assert third["loaded"] and all(third["loaded"])
     assert third["remembered"] and all(third["remembered"])

@@ -258,7 +258,10 @@ class Persistent:
             # with arguments of these shapes.
             compiled = lowered.compile()
         else:
-            compiled = _compile_afresh(lowered)
+            try:
+                compiled = _compile_afresh(lowered)
+            except jax.errors.JaxRuntimeError:
+                return  # out of memory, say: this run succeeded; the next one traces
         save(self._entry(chosen), compiled)
         self._note(self._entry(chosen))
 
