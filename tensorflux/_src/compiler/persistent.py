@@ -22,9 +22,9 @@ Deserializing is itself slow (~0.8 s for a ResNet-50 step on CPU) but releases t
 GIL, so it starts early, on a background thread: each graph has a manifest of the
 entries its sessions used (keyed by its ops' names and types and the toolchain, written
 as entries are stored or loaded), and a session's first run prefetches them all
-(`open_manifest`). A
-warm training program's step executable then loads while its initializers run. The
-manifest is only a hint: what a cluster calls is still found by its exact key.
+(`open_manifest`). A warm training program's step executable then loads while its
+initializers run. The manifest is only a hint: what a cluster calls is still found by
+its exact key.
 """
 
 from __future__ import annotations
