@@ -279,11 +279,12 @@ class Persistent:
             self._first_call(args)
             if self._loaded is not None:
                 return self._loaded(*args)
+        if self._stored:
+            return self.inner(*args)
+        # JAX cache hits counted around this cluster's own calls (where its candidates
+        # compile), not other clusters' compiles in between.
         hits = _jax_cache_hits[0]
         outs = self.inner(*args)
-        if not self._stored:
-            # Counted around this cluster's own calls (where its candidates compile),
-            # not other clusters' compiles in between.
-            self._served += _jax_cache_hits[0] - hits
-            self._store()
+        self._served += _jax_cache_hits[0] - hits
+        self._store()
         return outs
