@@ -18,7 +18,9 @@ device, images/sec for tensorflux and the peers measured in the same process.
    time than the device's step time shows idle gaps; one with less shows the kernels
    that cost it.
 
-Refuses to run on a CPU unless --allow-cpu (a smoke test of the script at small sizes).
+`--only tensorflux` (or jax, torch) skips the bench and times and profiles that
+framework alone: for comparing versions of one, one process each. Refuses to run on a
+CPU unless --allow-cpu (a smoke test of the script at small sizes).
 """
 
 from __future__ import annotations
@@ -95,13 +97,15 @@ def gpu_kernels_from_torch(profile):
     return kernels
 
 
-def summary(name, kernels, steps, step_ms=None):
+def summary(name, kernels, steps, step_ms=None, note=None):
     """Lines of text: the GPU time of one step by kind of kernel and the costliest
     kernels."""
     total = sum(sum(d) for d in kernels.values()) / steps / 1e3
     lines = [f"== {name}: {total:.2f} ms of kernels per step"
-             + (f", step {step_ms:.2f} ms" if step_ms else "")
+             + (f", step {step_ms:.2f} ms (profiled)" if step_ms else "")
              + f", {sum(len(d) for d in kernels.values()) / steps:.0f} launches per step"]
+    if note:
+        lines.append(f"   {note}")
     by_kind = collections.Counter()
     for kernel, durations in kernels.items():
         by_kind[kind_of(kernel)] += sum(durations) / steps / 1e3
@@ -116,9 +120,20 @@ def summary(name, kernels, steps, step_ms=None):
 
 
 # -- profiling each framework --------------------------------------------------------------------
+def command_buffer_updates(path):
+    """(count, total ms) of the host's CUDA-graph updates in a jax.profiler trace: XLA
+    updates a command buffer before launching it whenever a buffer it uses moved."""
+    with gzip.open(path, "rt") as f:
+        trace = json.load(f)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    updates = [e.get("dur", 0.0) for e in events
+               if e.get("ph") == "X" and e.get("name") == "command_buffer::update"]
+    return len(updates), sum(updates) / 1e3
+
+
 def profile_jax_steps(run, steps, out_path):
-    """Traces `steps` calls of `run` (already warm); returns the kernels and the wall
-    time per step in ms."""
+    """Traces `steps` calls of `run` (already warm); returns the kernels, the wall
+    time per step in ms and a note on the host's command-buffer updates."""
     import jax
     directory = tempfile.mkdtemp(prefix="trace-")
     try:
@@ -130,7 +145,10 @@ def profile_jax_steps(run, steps, out_path):
         (found,) = glob.glob(os.path.join(directory, "**", "perfetto_trace.json.gz"),
                              recursive=True)
         shutil.copyfile(found, out_path)
-        return gpu_kernels_from_perfetto(found), step_ms
+        count, ms = command_buffer_updates(found)
+        note = (f"host: {count / steps:.0f} command-buffer updates per step "
+                f"({ms / steps:.2f} ms)")
+        return gpu_kernels_from_perfetto(found), step_ms, note
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
@@ -151,10 +169,12 @@ def profile_torch_steps(run, steps, out_path):
     with open(plain, "rb") as src, gzip.open(out_path, "wb") as dst:
         shutil.copyfileobj(src, dst)
     os.remove(plain)
-    return gpu_kernels_from_torch(prof), step_ms
+    return gpu_kernels_from_torch(prof), step_ms, None
 
 
-def profile_all(args, output):
+def profile_all(args, output, only=None):
+    """Profiles each framework (or only the one named), timing it first when `only`
+    (the bench did not)."""
     from tensorflux._src.cli import bench_job, bench_step
     lines = []
     steps = args.profile_steps
@@ -187,24 +207,33 @@ def profile_all(args, output):
     for module, profiler in (("jax_models", profile_jax_steps),
                              ("torch_models", profile_torch_steps)):
         peer = bench_job.load_peer(module)
+        if only not in (None, peer.KEY):
+            continue
         if peer.unavailable() is not None:
             lines.append(f"== {peer.NAME}: not profiled ({peer.unavailable()})")
             continue
         frameworks.append((peer.NAME, peer.KEY, lambda peer=peer: peer_step(peer), profiler))
+    if only is not None:
+        frameworks = [f for f in frameworks if f[1] == only]
     for name, key, build, profiler in frameworks:
         log(f"profiling {name}")
         try:  # one framework failing still leaves the others' profiles
             run, close = build()
             try:
-                kernels, ms = profiler(run, steps,
-                                       os.path.join(output, f"{key}_trace.json.gz"))
+                if only is not None:
+                    rate = bench_step.time_steps(run, args.batch_size, 1, args.steps,
+                                                 args.windows)["images_per_sec"]
+                    lines.append(f"== {name}: {rate:,.1f} images/sec (median of "
+                                 f"{args.windows} windows of {args.steps} steps)")
+                kernels, ms, note = profiler(run, steps,
+                                             os.path.join(output, f"{key}_trace.json.gz"))
             finally:
                 close()
         except Exception:  # noqa: BLE001
             traceback.print_exc()
             lines.append(f"== {name}: profiling failed (traceback above)")
             continue
-        lines += summary(name, kernels, steps, ms)
+        lines += summary(name, kernels, steps, ms, note)
         del run
     text = "\n".join(lines) + "\n"
     with open(os.path.join(output, "kernels.txt"), "w") as f:
@@ -225,6 +254,8 @@ def main(argv=None):
     parser.add_argument("--profile", action="store_true",
                         help="also trace a few steps of each framework")
     parser.add_argument("--profile-steps", type=int, default=3)
+    parser.add_argument("--only", choices=("tensorflux", "jax", "torch"),
+                        help="skip the bench: time and profile this framework alone")
     parser.add_argument("--allow-cpu", action="store_true",
                         help="run even without a GPU (to test this script)")
     args = parser.parse_args(argv)
@@ -235,6 +266,10 @@ def main(argv=None):
         parser.error(f"JAX's default device is {platform!r}, not a GPU; this benchmark "
                      f"is for GPUs (--allow-cpu runs it anyway, to test the script)")
     os.makedirs(args.output, exist_ok=True)
+    if args.only:
+        profile_all(args, args.output, args.only)
+        log("done")
+        return
     from tensorflux._src.cli import bench_job
     log(f"bench on {jax.devices()[0]}")
     try:
