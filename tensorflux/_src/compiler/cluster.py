@@ -43,8 +43,11 @@ class Cluster:
     """Computes `exports` from `inputs` (and the variable store) with one XLA executable."""
 
     def __init__(self, ops, inputs, exports, static, canonical, stats, compiler_options=None,
-                 extra_reads=(), device=None, fresh_reads=None):
+                 extra_reads=(), device=None, fresh_reads=None, fetched=()):
         self.ops, self.inputs, self.exports = ops, list(inputs), list(exports)
+        # Positions of the exports that a run fetches to the host (see host_copies).
+        fetched = set(fetched)
+        self.fetched = tuple(i for i, t in enumerate(self.exports) if t in fetched)
         # fresh_reads: worked out over the whole run (state.fresh_reads), so an op ordered
         # after a write in an earlier cluster still reads the variable afresh.
         self.state = state.plan_state(ops, list(exports) + list(extra_reads), fresh_reads,
@@ -238,8 +241,9 @@ class Cluster:
         exports, _, _ = self._batched(*stacked_args, *keys, *self._const_values)
         return exports
 
-    def call(self, args, session_state):
+    def call(self, args, session_state, to_host=False):
         """Runs the cluster on `args` (its inputs' values); returns the export values.
+        `to_host`: the run fetches `self.fetched` to the host (see host_copies).
 
         Runs may come from several threads (queue runners): a first call (it traces,
         filling this cluster's effects collector) and any call touching variables
@@ -249,12 +253,31 @@ class Cluster:
             with session_state.variables_lock:
                 if not self._called and isinstance(self.jitted, persistent.Persistent):
                     self.jitted.manifest = session_state.manifest
-                exports = self._call(args, session_state)
+                exports = self._call(args, session_state, to_host)
             self._called = True
             return exports
-        return self._call(args, session_state)
+        return self._call(args, session_state, to_host)
 
-    def _call(self, args, session_state):
+    def host_copies(self, exports, check_outputs, to_host=True):
+        """Starts the device-to-host copies a run will wait for (its check flags, and
+        the fetched exports when `to_host`) all at once, right after it was enqueued.
+
+        Reading them one by one instead waits for each copy in turn: on a GPU the
+        flags' read waited for the step and the loss's copy was only issued then,
+        another round trip (~0.7 ms of a 44 ms ResNet-50 step on an H200, profiled).
+        Not on CPUs, where a fetched array is read in place and a copy would only
+        cost."""
+        if getattr(self.device, "platform", "cpu") == "cpu":
+            return
+        values = [flag for flag, _ in check_outputs]
+        if to_host:
+            values += [exports[i] for i in self.fetched]
+        for value in values:
+            start = getattr(value, "copy_to_host_async", None)  # not a TensorArray's
+            if start is not None:
+                start()
+
+    def _call(self, args, session_state, to_host=False):
         plan, store = self.state, session_state.variables
         missing = ()
         try:
@@ -283,7 +306,8 @@ class Cluster:
                 raise
             self.static_positions = positions
             self._variants.clear()
-            return self._call(args, session_state)
+            return self._call(args, session_state, to_host)
+        self.host_copies(exports, check_outputs, to_host)
         failure = self._first_failure(check_outputs)
         if failure is not None:
             # The written values were computed as the old ones (see _graph_function);
@@ -298,7 +322,7 @@ class Cluster:
                 self._variants.clear()
                 self._batched = None
                 self.jitted = self._build({}, self._all_initialized)
-                return self._call(args, session_state)
+                return self._call(args, session_state, to_host)
             raise failure.exception()
         for var, value in zip(plan.written_vars, finals):
             store[var] = value

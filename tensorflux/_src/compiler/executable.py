@@ -80,7 +80,8 @@ class Executable:
                                 r.op.op_def.is_variable]
                 step.cluster = Cluster(step.ops, inputs, exports, static, canonical, stats,
                                        compiler_options, extra_reads=fetched_vars,
-                                       device=step.device, fresh_reads=fresh)
+                                       device=step.device, fresh_reads=fresh,
+                                       fetched=resolved)
                 self.clusters.append(step.cluster)
         self.traced_ops = [op for c in self.clusters for op in c.ops]
         self.host_ops = [s.op for s in self.steps if isinstance(s, run_plan.HostStep)]
@@ -195,6 +196,7 @@ class Executable:
         device = cluster.device
 
         def finish(exports, effect_outputs):
+            cluster.host_copies(exports, effect_outputs[0])
             if effect_outputs[0] or effect_outputs[1] or collector.uses_callbacks:
                 cluster.finish_effects(effect_outputs)
             return [_to_numpy(v) for v in exports]
@@ -293,7 +295,7 @@ class Executable:
                 else:
                     cluster = step.cluster
                     args = [env[t] for t in cluster.inputs]
-                    outs = cluster.call(args, session_state)
+                    outs = cluster.call(args, session_state, to_host=not keep_device)
                     if on_step:
                         jax.block_until_ready(outs)
                     env.update(zip(cluster.exports, outs))
