@@ -7,14 +7,12 @@ dot, the taps' strided slices of the padded input are concatenated along channel
 "columns" (N, Ho, Wo, kh*kw*C) and multiplied by the filter seen as (kh*kw*C, O):
 
     forward:          y  = cols(x) @ w.reshape(kh*kw*C, O)
-    backprop input:   dx = cols'(g) @ w'  (g = dy interior-padded by s - 1 and padded
-                      by (k-1)*d - pad_before in front, read with stride 1; w' the filter
-                      with its taps reversed and in/out swapped: (kh*kw*O, C))
+    backprop input:   dx = spread(dy @ w.reshape(kh*kw*C, O)^T): each tap's (N, Ho, Wo, C)
+                      share added onto the input positions that tap read
     backprop filter:  dw = cols(x)^T @ dy, contracted over (N, Ho, Wo)
 
-The columns cost kh*kw times the input's memory. A 1x1 filter's columns are the input
-itself (strided), and its dx is dy @ w^T spread onto the input positions the forward
-read. Half-precision products accumulate in float32. NCHW data is computed in NHWC.
+The columns cost kh*kw times the input's memory, as do dx's per-tap shares. A 1x1
+filter's columns are the input itself (strided). Half-precision products accumulate in float32. NCHW data is computed in NHWC.
 The conv_defs.py lowerings call these for ungrouped 2-D convolutions when the
 `tensorflux_conv2d_lowering` switch is "im2col" (conv_lowering.py).
 """
@@ -59,22 +57,28 @@ def backprop_input(x_shape, w, dy, strides, dilations, pads, data_format):
     dy = conv_taps.to_nhwc(dy, data_format)
     n, h, wd, c = conv_taps.to_nhwc_shape(x_shape, data_format)
     kh, kw, _, o = w.shape
-    edges, interior = conv_taps.adjoint_pads((h, wd), (kh, kw), strides, dilations, pads,
-                                             dy.shape[1:3])
-    if kh == kw == 1:
-        # dy @ w^T lands on the input positions the forward read (every s-th, shifted by
-        # the padding), zeros elsewhere: multiply first, then spread out, rather than
-        # multiplying s*s times as many zeros.
-        _, ho, wo, _ = dy.shape
-        dx = _matmul(dy.reshape(n * ho * wo, o), w.reshape(c, o), ((1,), (1,)), dy.dtype)
-        dx = conv_taps.pad_spatial(dx.reshape(n, ho, wo, c), edges, interior)
-        return conv_taps.from_nhwc(dx, data_format)
-    gp = conv_taps.pad_spatial(dy, edges, interior)
-    cols = _columns(gp, (kh, kw), (h, wd), (1, 1), dilations)
-    # tap (i, j) of the columns meets filter tap (kh-1-i, kw-1-j), transposed to (O, C)
-    flipped = jnp.transpose(w[::-1, ::-1], (0, 1, 3, 2)).reshape(kh * kw * o, c)
-    dx = _matmul(cols.reshape(n * h * wd, kh * kw * o), flipped, ((1,), (0,)), dy.dtype)
-    return conv_taps.from_nhwc(dx.reshape(n, h, wd, c), data_format)
+    _, ho, wo, _ = dy.shape
+    # Each tap's share of dx, dy @ w_tap^T for all taps in one product with the filter
+    # as stored, (kh*kw*C, O) contracted over O, which XLA:CPU reads as a transposed
+    # operand in place. The other way round (the columns of dy, interior-padded for
+    # strides, times the filter's taps reversed and transposed to (kh*kw*O, C)) copied
+    # the whole filter every step, 4 ms for a 3x3 512->512 filter, and multiplied the
+    # s*s - 1 of every s*s rows that the interior padding made zeros.
+    parts = _matmul(dy.reshape(n * ho * wo, o), w.reshape(kh * kw * c, o), ((1,), (1,)),
+                    dy.dtype).reshape(n, ho, wo, kh * kw, c)
+    # ...then each share lands on the input positions its tap read in the forward
+    # (every s-th from t*d - pad_before; out of range: cropped), summed over taps.
+    dx = None
+    for t, (i, j) in enumerate((i, j) for i in range(kh) for j in range(kw)):
+        edges = []
+        for tap, d, s, (before, _), size, out in zip((i, j), dilations, strides, pads,
+                                                     (h, wd), (ho, wo)):
+            low = tap * d - before
+            edges.append((low, size - low - ((out - 1) * s + 1)))
+        share = conv_taps.pad_spatial(parts[:, :, :, t], edges,
+                                      (strides[0] - 1, strides[1] - 1))
+        dx = share if dx is None else dx + share
+    return conv_taps.from_nhwc(dx, data_format)
 
 
 def backprop_filter(x, w_shape, dy, strides, dilations, pads, data_format):
