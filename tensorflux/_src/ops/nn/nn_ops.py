@@ -27,6 +27,7 @@ from tensorflux._src.ops.array.generator_ops import zeros_like
 from tensorflux._src.ops.linalg.linalg_ops import matmul
 from tensorflux._src.ops.math import math_ops, reduce_ops
 from tensorflux._src.ops.math.grad_helpers import unbroadcast
+from tensorflux._src.ops.nn import softmax_kernels
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import merge_shapes, with_rank
 from tensorflux._src.ops.random import random_ops
@@ -84,11 +85,11 @@ def _rank_at_least_1(op):
 
 
 register(OpDef("Softmax", inputs=("logits: T",), outputs=("softmax: T",), attrs={"T": F},
-               shape=_rank_at_least_1, lower=lambda logits: jax.nn.softmax(logits, axis=-1),
+               shape=_rank_at_least_1, lower=softmax_kernels.softmax,
                grad=_softmax_grad))
 register(OpDef("LogSoftmax", inputs=("logits: T",), outputs=("logsoftmax: T",),
                attrs={"T": F}, shape=_rank_at_least_1,
-               lower=lambda logits: jax.nn.log_softmax(logits, axis=-1),
+               lower=softmax_kernels.log_softmax,
                grad=_log_softmax_grad))
 
 
@@ -142,7 +143,7 @@ def _xent_shape(op):
 
 def _xent_lower(features, labels):
     features, labels = jnp.broadcast_arrays(features, labels)
-    log_p = jax.nn.log_softmax(features, axis=-1)
+    log_p = softmax_kernels.log_softmax(features)
     loss = -jnp.sum(labels * log_p, axis=-1)
     return loss, jnp.exp(log_p) - labels
 
@@ -268,7 +269,7 @@ def _check_labels_in_range(labels, num_classes):
 def _sparse_xent_lower(features, labels):
     n = features.shape[-1]
     _check_labels_in_range(labels, n)
-    log_p = jax.nn.log_softmax(features, axis=-1)
+    log_p = softmax_kernels.log_softmax(features)
     # The loss gathers each row's one log-probability: XLA computes just those, where
     # a one-hot product would be one more pass over all classes (a 50k vocabulary).
     safe = jnp.clip(labels, 0, n - 1)[..., None]  # out of range fails the check above

@@ -1,0 +1,39 @@
+"""Softmax and log-softmax over the last axis, with the row maximum taken so that XLA:CPU
+keeps it out of the matrix product that made the logits.
+
+Both subtract each row's maximum before exponentiating, as every stable softmax does.
+Written as `jnp.max`, that maximum is a max-reduction consuming the product's output,
+and XLA:CPU's library (YNN) fusion folds it into the product as an epilogue, which made
+a language model's vocabulary projection (512 x 768 times 768 x 50257) take 179 ms
+instead of 111 ms. The same maximum as a reduction whose combiner is a select
+(`a > b ? a : b`) is not a pattern the library takes, so the product runs alone and
+the maximum fuses into the next pass over the logits: the whole log-softmax 194 ms
+against 241 ms for `jax.nn.log_softmax` (plain JAX, this project's 2-core AVX-512
+machine). Any shift gives the same values mathematically; this one is the maximum
+itself, so results match the usual form to rounding. NaN logits give NaN rows either
+way (the NaN reaches the sum of exponentials).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+
+def _row_max(x):
+    """max over the last axis, for shifting only (no gradient flows through it)."""
+    x = lax.stop_gradient(x)
+    lowest = np.array(-np.inf, x.dtype) if jnp.issubdtype(x.dtype, jnp.floating) \
+        else np.array(jnp.iinfo(x.dtype).min, x.dtype)
+    return lax.reduce(x, lowest, lambda a, b: jnp.where(a > b, a, b), (x.ndim - 1,))
+
+
+def log_softmax(x):
+    shifted = x - _row_max(x)[..., None]
+    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=-1, keepdims=True))
+
+
+def softmax(x):
+    e = jnp.exp(x - _row_max(x)[..., None])
+    return e / jnp.sum(e, axis=-1, keepdims=True)
