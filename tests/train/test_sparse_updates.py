@@ -453,3 +453,31 @@ def test_adam_sparse_index_out_of_range_fails_the_run_and_keeps_the_variable():
         got = sess.run(w)
     np.testing.assert_allclose(got[:2], 1.0)
     np.testing.assert_allclose(got[2], 1.0 - 0.1, rtol=1e-5)  # Adam's first step: lr * sign
+
+
+def test_adam_on_a_tied_embedding_adds_the_dense_and_gathered_terms():
+    """A table both looked up (sparse rows, repeated ids) and used densely (the tied
+    output projection): tf.gradients concatenates the two terms, and Adam's update is
+    that of their sum, formed as the dense term plus the rows scattered onto it."""
+    rng = np.random.default_rng(3)
+    w0, ids = rng.normal(size=(7, 4)), np.array([1, 4, 1, 6, 1])
+    c = rng.normal(size=(5, 7))
+    w = tf.Variable(w0, name="table")
+    h = tf.gather(w, ids)                                  # (5, 4)
+    logits = tf.matmul(h, w, transpose_b=True)             # (5, 7), tied weights
+    loss = tf.reduce_sum(logits * c)
+    (grad,) = tf.gradients(loss, [w])
+    assert isinstance(grad, tf.IndexedSlices) and grad.values.shape.as_list() == [12, 4]
+    lr, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
+    train = tf.train.AdamOptimizer(lr, b1, b2, eps).apply_gradients([(grad, w)])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        got = sess.run(w)
+    # d loss / d w: c^T h from the projection, plus (c w) on the looked-up rows.
+    g = c.T @ w0[ids]
+    np.add.at(g, ids, c @ w0)
+    m, v = (1 - b1) * g, (1 - b2) * g * g
+    lr_t = f32(lr) * np.sqrt(1 - f32(b2)) / (1 - f32(b1))
+    np.testing.assert_allclose(got, w0 - lr_t * m / (np.sqrt(v) + f32(eps)), rtol=1e-5,
+                               atol=1e-8)

@@ -17,8 +17,7 @@ from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.ops.array import array_ops
 from tensorflux._src.ops.control import control_ops
-from tensorflux._src.ops.math import math_ops
-from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
+from tensorflux._src.ops.math import indexed_slices_ops, math_ops
 from tensorflux._src.ops.state import init_ops, sparse_training_ops, state_ops  # noqa: F401
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.train.optimizer import Optimizer
@@ -160,8 +159,7 @@ class AdamOptimizer(Optimizer):
             rows = grad.dense_shape[0]
         if type(self)._apply_sparse is not AdamOptimizer._apply_sparse or rows is None:
             return super()._apply_sparse_duplicate_indices(grad, var)
-        dense = unsorted_segment_sum(grad.values, grad.indices, rows)
-        return self._apply_dense(dense, var)
+        return self._apply_dense(indexed_slices_ops.dense_sum(grad, rows), var)
 
     def _apply_sparse(self, grad, var):
         return self._apply_sparse_shared(

