@@ -23,10 +23,9 @@ from jax import lax
 
 def _row_max(x):
     """max over the last axis, for shifting only (no gradient flows through it)."""
-    x = lax.stop_gradient(x)
-    lowest = np.array(-np.inf, x.dtype) if jnp.issubdtype(x.dtype, jnp.floating) \
-        else np.array(jnp.iinfo(x.dtype).min, x.dtype)
-    return lax.reduce(x, lowest, lambda a, b: jnp.where(a > b, a, b), (x.ndim - 1,))
+    x = lax.stop_gradient(x)  # floating point only: the ops' T is a float type
+    return lax.reduce(x, np.array(-np.inf, x.dtype), lambda a, b: jnp.where(a > b, a, b),
+                      (x.ndim - 1,))
 
 
 def log_softmax(x):
