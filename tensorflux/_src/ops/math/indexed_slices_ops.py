@@ -112,8 +112,9 @@ def dense_sum(grad, rows):
     place."""
     terms = getattr(grad, "_terms", ())
     dense = [t for t in terms if isinstance(t, Tensor)]
-    if not dense or any(t.shape.ndims is None or t.shape.as_list()[0] != rows
-                        for t in dense):
+    # Only where the dense terms are known to have exactly `rows` rows (a static count).
+    if not dense or not isinstance(rows, int) or any(
+            t.shape.ndims is None or t.shape.as_list()[0] != rows for t in dense):
         return unsorted_segment_sum(grad.values, grad.indices, rows)
     total = dense[0] if len(dense) == 1 else math_ops.add_n(dense)
     for part in terms:
