@@ -3,6 +3,7 @@
 import types
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -15,14 +16,19 @@ CPU = jax.devices("cpu")[0]
 KEY = options.LIBRARY_FUSION_KEY
 
 
+def cpu(*option_sets):
+    """What the candidates on CPU are: each set over the CPU defaults."""
+    return [{**options.CPU_DEFAULTS, **o} for o in option_sets]
+
+
 def _op(library_fusion, lowering_choices=()):
     return types.SimpleNamespace(op_def=types.SimpleNamespace(
         xla_cpu_library_fusion=library_fusion, lowering_choices=lowering_choices))
 
 
 def test_candidates_only_for_marked_ops():
-    assert options.candidates([_op(False), _op(False)], CPU) == [{}]
-    assert options.candidates([_op(False), _op(True)], CPU) == [options.LIBRARY_DOT_FUSION, {}]
+    assert options.candidates([_op(False), _op(False)], CPU) == cpu({})
+    assert options.candidates([_op(False), _op(True)], CPU) == cpu(options.LIBRARY_DOT_FUSION, {})
 
 
 def test_library_fusion_candidate_keeps_reductions_in_the_library():
@@ -37,24 +43,24 @@ def test_library_fusion_candidate_keeps_reductions_in_the_library():
 
 
 def test_user_setting_the_key_turns_tuning_off_and_none_removes():
-    assert options.candidates([_op(True)], CPU, {KEY: None}) == [{}]
-    assert options.candidates([_op(True)], CPU, {KEY: "LIBRARY_FUSION_TYPE_DOT"}) == [
-        {KEY: "LIBRARY_FUSION_TYPE_DOT"}]
+    assert options.candidates([_op(True)], CPU, {KEY: None}) == cpu({})
+    assert options.candidates([_op(True)], CPU, {KEY: "LIBRARY_FUSION_TYPE_DOT"}) == cpu(
+        {KEY: "LIBRARY_FUSION_TYPE_DOT"})
     other = {"xla_cpu_enable_fast_math": True}
-    assert options.candidates([_op(False)], CPU, other) == [other]
+    assert options.candidates([_op(False)], CPU, other) == cpu(other)
 
 
 def test_lowering_switches_multiply_the_candidates():
     dw = conv_lowering.DEPTHWISE
     ops = [_op(True, (dw,)), _op(True)]
-    assert options.candidates(ops, CPU) == [
+    assert options.candidates(ops, CPU) == cpu(
         {dw: "shifted", KEY: options.LIBRARY_DOT_FUSION[KEY]}, {dw: "shifted"},
-        {dw: "grouped_conv", KEY: options.LIBRARY_DOT_FUSION[KEY]}, {dw: "grouped_conv"}]
+        {dw: "grouped_conv", KEY: options.LIBRARY_DOT_FUSION[KEY]}, {dw: "grouped_conv"})
     # the lowering switches are varied before library fusion
     assert options.candidate_axes(ops, CPU)[-1] == [options.LIBRARY_DOT_FUSION, {}]
     # a switch the user set is not tuned; None means the default lowering
-    assert options.candidates(ops, CPU, {dw: "shifted", KEY: None}) == [{dw: "shifted"}]
-    assert options.candidates(ops, CPU, {dw: None}) == [options.LIBRARY_DOT_FUSION, {}]
+    assert options.candidates(ops, CPU, {dw: "shifted", KEY: None}) == cpu({dw: "shifted"})
+    assert options.candidates(ops, CPU, {dw: None}) == cpu(options.LIBRARY_DOT_FUSION, {})
     # off CPU nothing is tuned
     gpu = types.SimpleNamespace(platform="gpu")
     assert options.candidates(ops, gpu) == [{}]
@@ -145,7 +151,7 @@ def test_conv_training_step_is_autotuned_and_state_stays_consistent():
         assert run.executable.clusters[0].autotuner.chosen is not None
         assert not run.executable.tuning
         conv2d = conv_lowering.CONV2D
-        assert run.executable.compiler_options in (
+        assert run.executable.compiler_options in cpu(
             {**options.LIBRARY_DOT_FUSION, conv2d: "im2col"},
             {**options.LIBRARY_DOT_FUSION, conv2d: "conv"},
             {conv2d: "im2col"}, {conv2d: "conv"})
@@ -160,5 +166,45 @@ def test_session_config_reaches_the_executable():
     with tf.Session(config=config) as sess:
         got = sess.run(y, {x: np.eye(2, dtype=np.float32)})
         (run,) = sess._runs.values()
-        assert run.executable.compiler_options == {KEY: "LIBRARY_FUSION_TYPE_DOT"}
+        assert run.executable.compiler_options == cpu({KEY: "LIBRARY_FUSION_TYPE_DOT"})[0]
     np.testing.assert_array_equal(got, np.eye(2))
+
+
+def test_cpu_defaults_apply_and_a_session_can_remove_them():
+    region = "xla_cpu_copy_insertion_use_region_analysis"
+    assert options.CPU_DEFAULTS == {region: True}
+    assert options.candidates([_op(False)], CPU, {region: None}) == [{}]
+    assert options.candidates([_op(False)], CPU, {region: False}) == [{region: False}]
+    gpu = types.SimpleNamespace(platform="gpu")
+    assert options.candidates([_op(False)], gpu) == [{}]
+
+
+def test_region_analysis_updates_a_donated_weight_without_copying_it():
+    """Why CPU_DEFAULTS has it: a step that updates a donated weight whose old value the
+    backward pass also reads. XLA's default copy insertion copies the weight first; with
+    region analysis the update is proven to follow the read and happens in place."""
+    def step(w1, w2, m1, m2, x):
+        def loss(w1, w2):
+            return jnp.sum(jnp.square(jax.nn.relu(x @ w1) @ w2))
+        g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2)
+        m1, m2 = 0.9 * m1 + g1, 0.9 * m2 + g2
+        return w1 - 0.1 * m1, w2 - 0.1 * m2, m1, m2
+
+    specs = [jax.ShapeDtypeStruct(s, np.float32)
+             for s in [(16, 16), (16, 4), (16, 16), (16, 4), (8, 16)]]
+    lowered = jax.jit(step, donate_argnums=(0, 1, 2, 3)).lower(*specs)
+
+    def copies(compiler_options):
+        text = lowered.compile(compiler_options).as_text()
+        return [line for line in text[text.index("ENTRY"):].splitlines() if " copy(" in line]
+
+    assert copies({}) != []
+    assert copies(options.CPU_DEFAULTS) == []
+
+
+def test_a_session_compiles_with_the_cpu_defaults():
+    x = tf.placeholder(tf.float32, [2, 2])
+    with tf.Session() as sess:
+        sess.run(tf.matmul(x, x), {x: np.eye(2, dtype=np.float32)})
+        (run,) = sess._runs.values()
+        assert run.executable.compiler_options == options.CPU_DEFAULTS

@@ -72,7 +72,8 @@ class Cluster:
         self._touches_variables = bool(self.state.start_vars or self.state.written_vars
                                        or self.state.checked_vars)
         self._option_axes = options.candidate_axes(ops, self.device, compiler_options)
-        self._options_tried = options.combine(self._option_axes, compiler_options)
+        self._options_tried = options.combine(self._option_axes, compiler_options,
+                                              options.defaults(self.device))
         # Inputs compiled in as constants (see _compile_time_inputs), and one executable
         # per distinct value of them. Data-dependent sizes computed by a host step (a
         # dynamic TensorArray's size) are compiled in from the start: they are why the
