@@ -32,7 +32,7 @@ import time
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import compile_cache
+from tensorflux._src.compiler import compile_cache, region_analysis
 from tensorflux._src.ops.nn import conv_lowering
 
 LIBRARY_FUSION_KEY = "xla_cpu_experimental_ynn_fusion_type"
@@ -45,16 +45,10 @@ LIBRARY_FUSION_KEY = "xla_cpu_experimental_ynn_fusion_type"
 # v2 175 -> 90 ms against DOT alone (XLA's defaults: 135, 392, 92 ms).
 LIBRARY_DOT_FUSION = {LIBRARY_FUSION_KEY: "LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
 
-# Every XLA:CPU candidate compiles with these (not tuned; a session's options still win).
-# A training step updates each donated variable in place, but its old value is also read
-# by the backward pass; XLA's default copy insertion cannot prove that the update runs
-# after that last read, so it copies the variable (and often its optimizer slots) every
-# step: 714 copies per step in the Transformer LM. Region-based live ranges prove the
-# order and drop most of them. Measured per step, alternating processes: Transformer LM
-# 1134 -> 1102 and 1138 -> 1094 ms, ResNet-50 (64x64, batch 16) 133 -> 129 and
-# 136 -> 128 ms, MobileNet v2 31 -> 30 and 31 -> 29 ms, small CNN unchanged; losses
-# bit-identical, compile time unchanged.
-CPU_DEFAULTS = {"xla_cpu_copy_insertion_use_region_analysis": True}
+# Every XLA:CPU candidate compiles with these (not tuned; a session's options still win):
+# in-place variable updates without a copy per step, for programs without loops
+# (region_analysis.py).
+CPU_DEFAULTS = {region_analysis.KEY: True}
 
 
 def _apply_user(options, user_options):
