@@ -13,10 +13,11 @@ everywhere, so on CPU a cluster is compiled with the alternatives of each choice
 (`candidate_axes`: library fusion for clusters with an op marked
 `xla_cpu_library_fusion`, and each lowering switch its ops list) and the `Autotuner`
 keeps the fastest after a few timed runs, one axis at a time. Other clusters use XLA's
-defaults, except for the few options every CPU cluster gets (`CPU_DEFAULTS`). The choice is kept in the persistent compilation cache (compile_cache.py),
-keyed by the cluster's HLO, so a later process running the same program uses it without
-timing again (its first steps then run on the chosen executable only, so their rounding
-can differ from a tuning process's).
+defaults, but for what every CPU cluster gets (`CPU_DEFAULTS`). The choice is kept in
+the persistent compilation cache (compile_cache.py), keyed by the cluster's HLO, so a
+later process running the same program uses it without timing again (its first steps
+then run on the chosen executable only, so their rounding can differ from a tuning
+process's).
 
 A session's compiler options (`runtime/config.py: compiler_options_config`, kept in
 its ConfigProto) are applied on top and win; setting a key yourself (a value, or None

@@ -13,9 +13,10 @@ bit-identical, compile time unchanged.
 With this jaxlib, though, region analysis miscompiles while loops: MatrixSquareRoot and
 MatrixLogarithm (whose lowerings iterate) and nested tf.while_loop computed wrong values
 (tests/ops/test_registry.py, tests/control_flow/test_loops.py). So the option is used
-only for programs without a loop: `gated` traces the cluster first and picks the
-executable compiled with or without it. JAX keeps that trace, so the call that follows
-does not trace again.
+only for programs without a loop: `jit` wraps a candidate in `Gated`, which traces it
+first and picks the executable compiled with or without the option. JAX keeps that
+trace, so the call that follows does not trace again. (A gated cluster's
+`compiler_options` still list the option: they are what it was offered.)
 """
 
 from __future__ import annotations
