@@ -1,12 +1,12 @@
-"""XLA:CPU's region-based copy insertion: used for loop-free programs, never for loops."""
+"""XLA:CPU's region-based copy insertion: used for loop-free programs, never for loops
+(the miscompile it avoids is caught by tests/control_flow/test_loops.py's nested loops
+and tests/ops/test_registry.py's MatrixSquareRoot and MatrixLogarithm)."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-import tensorflux as tf
 from tensorflux._src.compiler import options, region_analysis
-from tensorflux._src.runtime import devices
 
 CPU = jax.devices("cpu")[0]
 ON = {region_analysis.KEY: True}
@@ -30,7 +30,7 @@ def test_loops_and_conditionals_are_found_at_any_depth():
 
 
 def _gated(fn):
-    gated = region_analysis.jit(devices.jit_on, fn, CPU, ON)
+    gated = region_analysis.jit(fn, CPU, ON)
     out = gated(jnp.arange(3.0))
     return gated, out
 
@@ -48,24 +48,9 @@ def test_a_program_with_a_loop_compiles_without_it():
 
 
 def test_options_set_by_the_session_are_not_gated():
-    jitted = region_analysis.jit(devices.jit_on, lambda x: x, CPU, ON, defaulted=False)
+    jitted = region_analysis.jit(lambda x: x, CPU, ON, user_options=ON)
     assert not isinstance(jitted, region_analysis.Gated)
-    assert not isinstance(region_analysis.jit(devices.jit_on, lambda x: x, CPU, {}),
-                          region_analysis.Gated)
-
-
-def test_a_nested_while_loop_in_a_session_computes_the_right_value():
-    """The miscompile the gate avoids: with region analysis this jaxlib's XLA:CPU got
-    nested while loops wrong (the same program as tests/control_flow/test_loops.py)."""
-    def outer_body(i, total):
-        inner = tf.while_loop(lambda j, t: j < i, lambda j, t: (j + 1, t + j), [0, total])
-        return i + 1, inner[1]
-
-    result = tf.while_loop(lambda i, t: i < 5, outer_body, [0, 0])
-    with tf.Session() as sess:
-        got = sess.run(result)
-    want = sum(j for i in range(5) for j in range(i))
-    assert got == [5, want]
+    assert not isinstance(region_analysis.jit(lambda x: x, CPU, {}), region_analysis.Gated)
 
 
 def test_region_analysis_updates_a_donated_weight_without_copying_it():
@@ -89,5 +74,3 @@ def test_region_analysis_updates_a_donated_weight_without_copying_it():
 
     assert copies({}) != []
     assert copies(options.CPU_DEFAULTS) == []
-
-

@@ -75,7 +75,6 @@ class Cluster:
         self._option_axes = options.candidate_axes(ops, self.device, compiler_options)
         self._options_tried = options.combine(self._option_axes, compiler_options,
                                               options.defaults(self.device))
-        self._region_defaulted = region_analysis.KEY not in (compiler_options or {})
         # Inputs compiled in as constants (see _compile_time_inputs), and one executable
         # per distinct value of them. Data-dependent sizes computed by a host step (a
         # dynamic TensorArray's size) are compiled in from the start: they are why the
@@ -119,9 +118,9 @@ class Cluster:
         compile_cache.enable()  # executables persist across processes (once decided, free)
         # data_inputs: many-host replicas decide by the tensors which arguments are a
         # worker's own slice of the batch (tensorflux/distribute/multi_worker.py).
-        jitted = [region_analysis.jit(devices.jit_on, *options.bind(run_graph, opts, self.device),
-                                      donate, self.replicas, data_inputs=traced_inputs,
-                                      defaulted=self._region_defaulted)
+        jitted = [region_analysis.jit(*options.bind(run_graph, opts, self.device), donate,
+                                      self.replicas, data_inputs=traced_inputs,
+                                      user_options=self._user_options)
                   for opts in self._options_tried]
         self._stats.executables += 1
         inner = jitted[0] if len(jitted) == 1 else options.Autotuner(
@@ -238,8 +237,8 @@ class Cluster:
             mapped = jax.vmap(self._run_graph,
                               in_axes=axes + (None,) * len(self._const_values))
             self._batched = region_analysis.jit(
-                devices.jit_on, *options.bind(mapped, self.compiler_options, self.device),
-                defaulted=self._region_defaulted)
+                *options.bind(mapped, self.compiler_options, self.device),
+                user_options=self._user_options)
         keys = ()
         if self.random_ops:
             keys = (session_state.draw_keys(self.random_ops, times=count),)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import jax.extend.core as jax_core
 
+from tensorflux._src.runtime import devices
+
 KEY = "xla_cpu_copy_insertion_use_region_analysis"
 # Primitives that lower to XLA while loops or conditionals (the regions the analysis
 # reasons about).
@@ -68,11 +70,12 @@ class Gated:
         return self.pick(*args).lower(*args)
 
 
-def jit(jit_on, fn, device, xla_options, *args, defaulted=True, **kwargs):
-    """`jit_on(fn, device, xla_options, ...)`, gated when `xla_options` turn region
-    analysis on by default (a session that sets the option itself gets what it set)."""
-    if not (defaulted and xla_options.get(KEY)):
-        return jit_on(fn, device, xla_options, *args, **kwargs)
+def jit(fn, device, xla_options, *args, user_options=None, **kwargs):
+    """`devices.jit_on(fn, device, xla_options, ...)`, gated when `xla_options` turn region
+    analysis on by default: a session whose own options (`user_options`) set it gets
+    what it set."""
+    if not xla_options.get(KEY) or KEY in (user_options or {}):
+        return devices.jit_on(fn, device, xla_options, *args, **kwargs)
     without = {k: v for k, v in xla_options.items() if k != KEY}
-    return Gated(jit_on(fn, device, xla_options, *args, **kwargs),
-                 jit_on(fn, device, without, *args, **kwargs))
+    return Gated(devices.jit_on(fn, device, xla_options, *args, **kwargs),
+                 devices.jit_on(fn, device, without, *args, **kwargs))
