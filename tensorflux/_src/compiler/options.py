@@ -85,7 +85,7 @@ def candidate_axes(ops, device, user_options=None) -> list:
     axes = []
     switches = sorted({key for op in ops for key in _switches(op)} - set(user_options))
     for key in switches:
-        axes.append([{key: value} for value in conv_lowering.ALTERNATIVES[key]])
+        axes.append([{key: value} for value in conv_lowering.alternatives(key)])
     if (LIBRARY_FUSION_KEY not in user_options
             and any(op.op_def.xla_cpu_library_fusion for op in ops)):
         axes.append([LIBRARY_DOT_FUSION, {}])

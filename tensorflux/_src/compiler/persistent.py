@@ -42,6 +42,7 @@ from jax.experimental.compilation_cache import compilation_cache as cc
 
 from tensorflux._src.compiler import compile_cache, graph_key
 from tensorflux._src.framework import errors
+from tensorflux._src.native import onednn
 from tensorflux._src.platform import gfile
 
 # JAX persistent-cache hits so far in this process. An executable JAX deserialized from
@@ -86,6 +87,8 @@ def load(key, device):
     try:
         with open(path, "rb") as f:
             payload, in_tree, out_tree = pickle.load(f)
+        if onednn.TARGET.encode() in payload and not onednn.available():
+            return None  # its oneDNN kernel is gone: compile without it
         return serialize_executable.deserialize_and_load(
             payload, in_tree, out_tree, backend=device.client, execution_devices=[device])
     except Exception:  # noqa: BLE001 - a truncated or foreign entry is only a miss

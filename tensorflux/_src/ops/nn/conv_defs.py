@@ -34,6 +34,7 @@ from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.nn import conv_grads as _g
 from tensorflux._src.ops.nn import conv_im2col as _cols
 from tensorflux._src.ops.nn import conv_lowering
+from tensorflux._src.ops.nn import conv_onednn as _dnnl
 from tensorflux._src.ops.nn import depthwise_shifted as _dw_shifted
 from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS,
                                                  PADDINGS_EXPLICIT, channel_axis,
@@ -196,10 +197,29 @@ def _im2col(x_shape, w_shape, groups=None):
             and conv_lowering.choice(conv_lowering.CONV2D) == "im2col")
 
 
+def _onednn_window(kind, x_shape, w_shape, dtype, strides, padding, explicit_paddings,
+                   data_format, dilations):
+    """The window (strides, dilations, pads, out) of a Conv2D-family op that runs through
+    oneDNN (conv_onednn.py): the switch says so and oneDNN has a fast kernel for its
+    shapes. None otherwise."""
+    if len(x_shape) != 4 or conv_lowering.choice(conv_lowering.CONV2D) != "onednn":
+        return None
+    window, out = _shifted_window(x_shape, w_shape, strides, padding, explicit_paddings,
+                                  data_format, dilations)
+    if not _dnnl.usable(kind, x_shape, w_shape, dtype, out=out, data_format=data_format,
+                        **window):
+        return None
+    return dict(window, out=out)
+
+
 def _conv2d_lower(input, filter, strides, padding, explicit_paddings, data_format,  # noqa: A002
                   dilations):
     _check_kernel_attrs(strides, dilations, data_format)
     groups = _groups(input.shape, filter.shape, data_format)
+    native = _onednn_window(_dnnl.FORWARD, input.shape, filter.shape, input.dtype, strides,
+                            padding, explicit_paddings, data_format, dilations)
+    if native is not None:
+        return _dnnl.forward(input, filter, data_format=data_format, **native)
     if _im2col(input.shape, filter.shape, groups):
         window, out = _shifted_window(input.shape, filter.shape, strides, padding,
                                       explicit_paddings, data_format, dilations)
@@ -308,6 +328,11 @@ def _backprop_input(label, depthwise=False):
             window, _ = _shifted_window(x_shape, filter.shape, **attrs)
             return _dw_shifted.backprop_input(x_shape, filter, out_backprop,
                                            data_format=data_format, **window)
+        native = None if depthwise else _onednn_window(
+            _dnnl.BACKPROP_INPUT, x_shape, filter.shape, out_backprop.dtype, **attrs)
+        if native is not None:
+            return _dnnl.backprop_input(x_shape, filter, out_backprop, **native,
+                                        data_format=data_format)
         if not depthwise and _im2col(_nhwc(x_shape, data_format), filter.shape):
             window, _ = _shifted_window(x_shape, filter.shape, **attrs)
             return _cols.backprop_input(x_shape, filter, out_backprop,
@@ -331,6 +356,11 @@ def _backprop_filter(label, depthwise=False):
             window, _ = _shifted_window(input.shape, w_shape, **attrs)
             return _dw_shifted.backprop_filter(input, w_shape, out_backprop,
                                             data_format=data_format, **window)
+        native = None if depthwise else _onednn_window(
+            _dnnl.BACKPROP_FILTER, input.shape, w_shape, out_backprop.dtype, **attrs)
+        if native is not None:
+            return _dnnl.backprop_filter(input, w_shape, out_backprop, **native,
+                                         data_format=data_format)
         if not depthwise and _im2col(_nhwc(input.shape, data_format), w_shape):
             window, _ = _shifted_window(input.shape, w_shape, **attrs)
             return _cols.backprop_filter(input, w_shape, out_backprop,

@@ -25,7 +25,7 @@ import contextvars
 DEPTHWISE = "tensorflux_depthwise_lowering"
 CONV2D = "tensorflux_conv2d_lowering"
 # Alternatives per switch, in the order the autotuner tries them.
-ALTERNATIVES = {DEPTHWISE: ("shifted", "grouped_conv"), CONV2D: ("im2col", "conv")}
+ALTERNATIVES = {DEPTHWISE: ("shifted", "grouped_conv"), CONV2D: ("im2col", "conv", "onednn")}
 # Used without a choice: XLA's own operation.
 DEFAULTS = {DEPTHWISE: "grouped_conv", CONV2D: "conv"}
 
@@ -34,6 +34,22 @@ _current = contextvars.ContextVar("tensorflux_conv_lowering", default=None)
 
 def is_switch(key) -> bool:
     return key in ALTERNATIVES
+
+
+def _onednn_available():
+    from tensorflux._src.native import onednn  # lazy: it builds the kernel on first use
+
+    return onednn.available()
+
+
+# Alternatives that need what a machine may lack (oneDNN's kernel, native/onednn.py):
+# offered to the autotuner only where it is there.
+_NEEDS = {"onednn": _onednn_available}
+
+
+def alternatives(key):
+    """The alternatives of switch `key` that this machine can run, in tuning order."""
+    return tuple(v for v in ALTERNATIVES[key] if v not in _NEEDS or _NEEDS[v]())
 
 
 def split(options):

@@ -1,0 +1,210 @@
+"""Conv2D and its backprop ops through oneDNN (ops/nn/conv_onednn.py, native/): that
+the kernel is really called where it should be, its results against NumPy written in
+the tests (cases_conv.py), its JAX gradients, and what happens without it.
+(test_conv2d_im2col.py also runs its whole case list with the "onednn" choice.)"""
+
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import tensorflux as tf
+from tensorflux._src.native import onednn
+from tensorflux._src.ops.nn import conv_lowering, conv_onednn
+from tensorflux._src.runtime.config import compiler_options_config
+from tests.ops.cases_conv import (
+    np_conv,
+    np_conv_backprop_filter,
+    np_conv_backprop_input,
+)
+
+needs_onednn = pytest.mark.skipif(not onednn.available(),
+                                  reason=f"oneDNN kernel unavailable: "
+                                         f"{onednn.unavailable_reason()}")
+
+# (x NHWC, filter, strides, padding, dilations, the ops oneDNN runs): shapes a CNN has,
+# all three ops through oneDNN (on AVX2 and AVX-512 alike), and an odd one whose
+# backprops oneDNN only has GEMM-based kernels for, so they stay on XLA.
+ALL = ["backprop_filter", "backprop_input", "forward"]
+CASES = [
+    ((4, 9, 9, 3), (3, 3, 3, 8), (1, 1), "SAME", (1, 1), ALL),
+    ((2, 8, 8, 16), (3, 3, 16, 32), (2, 2), "SAME", (1, 1), ALL),
+    ((2, 7, 9, 8), (1, 1, 8, 16), (1, 1), "VALID", (1, 1), ALL),
+    ((1, 11, 10, 4), (3, 2, 4, 5), (2, 3), "VALID", (2, 1), ["forward"]),
+]
+
+
+def _window(x_shape, w_shape, strides, padding, dilations):
+    from tensorflux._src.ops.nn import conv_defs
+
+    return conv_defs._shifted_window(x_shape, w_shape, [1, *strides, 1], padding, (),
+                                     "NHWC", [1, *dilations, 1])
+
+
+def _run(build, mode="onednn"):
+    """Runs the fetches `build()` returns in a session forced to `mode`, counting the
+    oneDNN calls its lowering made."""
+    calls = []
+    originals = {k: getattr(conv_onednn, k) for k in
+                 ("forward", "backprop_input", "backprop_filter")}
+
+    def spy(name):
+        def call(*args, **kwargs):
+            calls.append(name)
+            return originals[name](*args, **kwargs)
+        return call
+
+    mp = pytest.MonkeyPatch()
+    for name in originals:
+        mp.setattr(conv_onednn, name, spy(name))
+    try:
+        with tf.Graph().as_default():
+            fetches, feeds = build()
+            config = compiler_options_config({conv_lowering.CONV2D: mode})
+            with tf.Session(config=config) as sess:
+                return sess.run(fetches, feeds), calls
+    finally:
+        mp.undo()
+
+
+@needs_onednn
+@pytest.mark.parametrize("case", CASES)
+def test_the_session_calls_onednn_and_matches_numpy(case):
+    x_shape, w_shape, strides, padding, dilations, through_onednn = case
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, x_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+    y = np_conv(x, w, strides, padding, dilations, "NHWC")
+    dy = rng.uniform(-1, 1, y.shape).astype(np.float32)
+    st, dl = [1, *strides, 1], [1, *dilations, 1]
+
+    def build():
+        px, pw, pdy = (tf.placeholder(tf.float32, v.shape) for v in (x, w, dy))
+        return [tf.nn.conv2d(px, pw, st, padding, dilations=dl),
+                tf.nn.conv2d_backprop_input(list(x_shape), pw, pdy, st, padding,
+                                            dilations=dl),
+                tf.nn.conv2d_backprop_filter(px, list(w_shape), pdy, st, padding,
+                                             dilations=dl)], {px: x, pw: w, pdy: dy}
+
+    (got_y, got_dx, got_dw), calls = _run(build)
+    assert sorted(calls) == through_onednn
+    np.testing.assert_allclose(got_y, y, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        got_dx, np_conv_backprop_input(x_shape, w, dy, strides, padding, dilations, "NHWC"),
+        rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        got_dw, np_conv_backprop_filter(x, w_shape, dy, strides, padding, dilations, "NHWC"),
+        rtol=1e-4, atol=1e-4)
+
+
+@needs_onednn
+def test_training_step_gradients_match_numpy():
+    """tf.gradients of a conv layer's loss: the graph's backprop ops run through oneDNN
+    and give NumPy's dL/dx and dL/dw."""
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-1, 1, (3, 6, 6, 4)).astype(np.float32)
+    w = rng.uniform(-1, 1, (3, 3, 4, 5)).astype(np.float32)
+    v = rng.uniform(-1, 1, (3, 6, 6, 5)).astype(np.float32)
+
+    def build():
+        px, pw = tf.placeholder(tf.float32, x.shape), tf.placeholder(tf.float32, w.shape)
+        loss = tf.reduce_sum(v * tf.nn.conv2d(px, pw, [1, 1, 1, 1], "SAME"))
+        return tf.gradients(loss, [px, pw]), {px: x, pw: w}
+
+    (gx, gw), calls = _run(build)
+    assert sorted(calls) == ["backprop_filter", "backprop_input"]  # y itself is not needed
+    np.testing.assert_allclose(
+        gx, np_conv_backprop_input(x.shape, w, v, (1, 1), "SAME", None, "NHWC"), rtol=1e-4,
+        atol=1e-4)
+    np.testing.assert_allclose(
+        gw, np_conv_backprop_filter(x, w.shape, v, (1, 1), "SAME", None, "NHWC"), rtol=1e-4,
+        atol=1e-4)
+
+
+@needs_onednn
+def test_jax_differentiates_the_calls_as_convolutions():
+    """Inside a function body the compiler differentiates lowerings with jax.vjp: each
+    oneDNN call's VJP is its convolution's (first and second order, against NumPy)."""
+    rng = np.random.default_rng(3)
+    x_shape, w_shape, strides, padding = (2, 7, 7, 3), (3, 3, 3, 4), (2, 2), "SAME"
+    x = rng.uniform(-1, 1, x_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+    window, out = _window(x_shape, w_shape, strides, padding, (1, 1))
+    v = rng.uniform(-1, 1, (2, *out, 4)).astype(np.float32)
+
+    def loss(x_, w_):
+        y = conv_onednn.forward(x_, w_, out=out, data_format="NHWC", **window)
+        return (v * y).sum()
+
+    text = jax.jit(loss).lower(x, w).as_text()
+    assert onednn.TARGET in text
+    gx, gw = jax.grad(loss, argnums=(0, 1))(x, w)
+    np.testing.assert_allclose(
+        gx, np_conv_backprop_input(x_shape, w, v, strides, padding, None, "NHWC"),
+        rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        gw, np_conv_backprop_filter(x, w_shape, v, strides, padding, None, "NHWC"),
+        rtol=1e-4, atol=1e-4)
+
+    # d/dw of |dx|^2 with dx = backprop_input(w, v): 2 * backprop_filter(dx's grad...)
+    def dx_norm(w_):
+        dx = conv_onednn.backprop_input(x_shape, w_, v, out=out, data_format="NHWC",
+                                        **window)
+        return (dx ** 2).sum()
+
+    dx = np_conv_backprop_input(x_shape, w, v, strides, padding, None, "NHWC")
+    want = np_conv_backprop_filter(2 * dx, w_shape, v, strides, padding, None, "NHWC")
+    np.testing.assert_allclose(jax.grad(dx_norm)(w), want, rtol=1e-4, atol=1e-3)
+
+
+@needs_onednn
+def test_ops_it_cannot_run_fast_keep_xla():
+    window, out = _window((1, 5, 5, 4), (3, 3, 4, 4), (1, 1), "SAME", (1, 1))
+    args = dict(out=out, data_format="NHWC", **window)
+    assert conv_onednn.usable(0, (1, 5, 5, 4), (3, 3, 4, 4), np.float32, **args)
+    assert not conv_onednn.usable(0, (1, 5, 5, 4), (3, 3, 4, 4), np.float64, **args)
+    assert not conv_onednn.usable(0, (1, 5, 5, 4), (3, 3, 2, 4), np.float32, **args)  # grouped
+    assert not conv_onednn.usable(0, (0, 5, 5, 4), (3, 3, 4, 4), np.float32, **args)  # empty
+    ok, reason = onednn.plan(0, 0, (1, 5, 5, 4), (3, 3, 4, 4), (1, 9, 9, 4), (1, 1), (1, 1),
+                             (1, 1), (1, 1))  # an output size the window cannot make
+    assert not ok and "no forward convolution" in reason
+
+
+def test_a_float64_graph_forced_to_onednn_runs_on_xla():
+    x = np.arange(2 * 5 * 5 * 2, dtype=np.float64).reshape(2, 5, 5, 2) / 10
+    w = np.linspace(-1, 1, 3 * 3 * 2 * 3).reshape(3, 3, 2, 3)
+
+    def build():
+        px, pw = tf.placeholder(tf.float64, x.shape), tf.placeholder(tf.float64, w.shape)
+        return tf.nn.conv2d(px, pw, [1, 1, 1, 1], "SAME"), {px: x, pw: w}
+
+    got, calls = _run(build)
+    assert calls == []  # float64: XLA's convolution
+    np.testing.assert_allclose(got, np_conv(x, w, (1, 1), "SAME", None, "NHWC"),
+                               rtol=1e-12)
+
+
+def _fresh_process(env, code):
+    env = {**os.environ, **env}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_turned_off_or_unbuildable_means_not_offered(tmp_path):
+    code = ("from tensorflux._src.native import onednn\n"
+            "from tensorflux._src.ops.nn import conv_lowering as c\n"
+            "print(onednn.available(), c.alternatives(c.CONV2D), '|', "
+            "onednn.unavailable_reason())")
+    off = _fresh_process({"TENSORFLUX_ONEDNN": "0"}, code)
+    assert off == "False ('im2col', 'conv') | turned off by TENSORFLUX_ONEDNN"
+    # a fresh build directory and a compiler that fails
+    broken = _fresh_process({"TENSORFLUX_CACHE_DIR": str(tmp_path), "CXX": "false"}, code)
+    assert broken.startswith("False ('im2col', 'conv') |")
+    if onednn.library_path() is not None:
+        assert "failed" in broken
+        assert not [p for p in (tmp_path / "native").iterdir() if p.suffix == ".so"]
