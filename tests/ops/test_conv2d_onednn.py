@@ -202,8 +202,9 @@ def test_turned_off_or_unbuildable_means_not_offered(tmp_path):
             "onednn.unavailable_reason())")
     off = _fresh_process({"TENSORFLUX_ONEDNN": "0"}, code)
     assert off == "False ('im2col', 'conv') | turned off by TENSORFLUX_ONEDNN"
-    # a fresh build directory and a compiler that fails
-    broken = _fresh_process({"TENSORFLUX_CACHE_DIR": str(tmp_path), "CXX": "false"}, code)
+    # a fresh build directory (the cache's, so on) and a compiler that fails
+    broken = _fresh_process({"TENSORFLUX_CACHE_DIR": str(tmp_path),
+                             "TENSORFLUX_COMPILATION_CACHE": "1", "CXX": "false"}, code)
     assert broken.startswith("False ('im2col', 'conv') |")
     if onednn.library_path() is not None:
         assert "failed" in broken

@@ -55,9 +55,14 @@ def library_path():
 
 
 def _build_dir():
+    """<cache root>/native; with the compilation cache turned off, which writes nothing
+    there, or unwritable, a per-user directory under the system's temp directory."""
     from tensorflux._src.compiler import compile_cache  # lazy: compiler imports ops
 
-    for root in (compile_cache.default_dir(), tempfile.gettempdir()):
+    roots = [os.path.join(tempfile.gettempdir(), f"tensorflux-{os.getuid()}")]
+    if not compile_cache.disabled_by_env():
+        roots.insert(0, compile_cache.default_dir())
+    for root in roots:
         path = os.path.join(root, "native")
         try:
             os.makedirs(path, exist_ok=True)
