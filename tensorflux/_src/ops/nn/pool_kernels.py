@@ -19,11 +19,15 @@ found by `window_argmax`: one strided slice of the padded input per window offse
 running "strictly greater" comparison. Two lowerings for the scatter back:
 
 - windows that tile the input (stride == ksize on every axis: 2x2 / stride 2, VALID or
-  SAME, the common case): reshape-based. Each offset's masked gradient is laid out in
-  the (out_0, k_0, out_1, k_1, ...) tile layout with concatenates and reshaped to the
-  input; no scatter and no reduce_window, all fused. On a 2-core CPU, for
-  [32, 56, 56, 64] 2x2 / stride 2 this is ~7 ms against ~180 ms for XLA's
-  SelectAndScatter (the reduce_window-based gradient), i.e. ~25x.
+  SAME, the common case): reshape-based, no scatter and no reduce_window. Without
+  padding (`_grad_exact_tiles`), the input is viewed as (out_0, k_0, out_1, k_1, ...),
+  the first maximum is searched over the k positions of that view, and each element
+  keeps the gradient where its own offset is the chosen one: one fused loop. With SAME
+  padding (`_grad_tiles`), each offset's masked gradient is laid out in that tile
+  layout with concatenates, reshaped and cropped to the input. On a 2-core CPU, for
+  [32, 56, 56, 64] 2x2 / stride 2 the concatenated form was ~7 ms against ~180 ms for
+  XLA's SelectAndScatter (the reduce_window-based gradient), i.e. ~25x; the exact form
+  is ~4x faster again (ReLU + gradient of [128, 32, 32, 32]: 3.7 -> 0.9 ms).
 - overlapping windows (or strides past the window): XLA's SelectAndScatter, the
   transpose of reduce_window(max), whose GE select keeps the first maximum in window
   order, as TF's own XLA kernels do. An unrolled alternative (one strided pad per
@@ -174,6 +178,42 @@ def _tiles(ksize, strides):
     return all(k == s for k, s in zip(ksize, strides))
 
 
+def _grad_exact_tiles(x, grad, ksize, geo):
+    """Windows that tile the input with no padding (a remainder VALID leaves out gets
+    zeros): on the input viewed as (out_0, k_0, out_1, k_1, ...), `window_argmax`'s
+    search over the k positions, then one select per input element, "is my offset the
+    chosen one", in a single fused loop. The concatenated form (`_grad_tiles`) wrote
+    each offset's piece on its own: ReLU + 2x2 max-pool gradient of [128, 32, 32, 32]
+    3.7 -> 0.9 ms on the 2-core AVX-512 machine."""
+    shape, outs = list(x.shape), [o for _, _, o in geo]
+    covered = [o * k for o, k in zip(outs, ksize)]
+    if covered != shape:
+        x = lax.slice(x, [0] * x.ndim, covered)
+    tiled = x.reshape([n for o, k in zip(outs, ksize) for n in (o, k)])
+    offsets = _offsets(ksize)
+
+    def at(offset):  # the element at window offset `offset` of every window
+        return tiled[tuple(i for j in offset for i in (slice(None), j))]
+
+    best, chosen = at(offsets[0]), jnp.zeros(outs, jnp.int32)
+    for code, offset in enumerate(offsets[1:], 1):
+        value = at(offset)
+        better = value > best  # strictly: the first maximum stays, as window_argmax
+        best = jnp.where(better, value, best)
+        chosen = jnp.where(better, code, chosen)
+    # Each element's own offset code (row-major over the k axes), on the tiled view.
+    codes = np.arange(len(offsets), dtype=np.int32).reshape([n for k in ksize for n in (1, k)])
+
+    def per_element(v):  # (out...) -> (out_0, 1, out_1, 1, ...), broadcast over the k axes
+        return v.reshape([n for o in outs for n in (o, 1)])
+
+    dx = jnp.where(per_element(chosen) == codes, per_element(grad), _zero(grad.dtype))
+    dx = dx.reshape(covered)
+    if covered != shape:
+        dx = lax.pad(dx, _zero(grad.dtype), [(0, d - c, 0) for d, c in zip(shape, covered)])
+    return dx
+
+
 def _grad_tiles(x, grad, ksize, strides, padding):
     """Windows tile the input: the gradient is assembled in the (out, k) tile layout.
 
@@ -233,6 +273,9 @@ def max_pool_grad(x, grad, ksize, strides, padding):
     loop that recomputes the window search for every offset).
     """
     if _tiles(ksize, strides):
+        geo = geometry(x.shape, ksize, strides, padding)
+        if all(b == 0 and o * k <= d for (b, _, o), k, d in zip(geo, ksize, x.shape)):
+            return _grad_exact_tiles(x, grad, ksize, geo)
         return _grad_tiles(x, grad, ksize, strides, padding)
     if jnp.issubdtype(jnp.dtype(x.dtype), jnp.floating):
         return _grad_select_and_scatter(x, grad, ksize, strides, padding)
