@@ -7,8 +7,9 @@ comes from `window_utils.window_pads`, the same rule the shape functions use.
 
 Forward:
 - max pooling is `lax.reduce_window(max)` with -inf (the dtype's lowest) padding, or,
-  when the windows tile the input (stride == ksize), a reshape to (out, k) tiles and a
-  max over the k axes: the same values, and the layout the tiled gradient uses;
+  when the windows tile the input (stride == ksize), a reshape to (out, k) tiles and
+  the elementwise maximum of the k positions' views: the same values, and the layout
+  the tiled gradient uses;
 - average pooling is `lax.reduce_window(add)` divided by the number of *valid* elements
   in each window, as TF's AvgPool does with SAME padding (edge windows average only
   what they cover). The counts are a product of static per-axis counts.
@@ -46,6 +47,7 @@ MaxPoolWithArgmax uses the unrolled search and returns TF's flattened index
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import jax
@@ -90,7 +92,18 @@ def _max_pool_tiles(x, ksize, geo):
     if any(c != (0, 0, 0) for c in config):
         x = lax.pad(x, _lowest(x.dtype), config)
     tiled = x.reshape([n for (_, _, o), k in zip(geo, ksize) for n in (o, k)])
-    return jnp.max(tiled, axis=tuple(range(1, 2 * len(ksize), 2)))
+    # An elementwise maximum of the window offsets' views, not a reduction over the k
+    # axes: XLA fuses it with the producer (ReLU) into one loop, where a reduction is a
+    # library kernel of its own (bias + ReLU + 2x2 pool of [128, 32, 32, 32]: 2.1 ->
+    # 1.2 ms). NaNs propagate either way.
+    views = [_tile_view(tiled, offset) for offset in _offsets(ksize)]
+    return functools.reduce(jnp.maximum, views)
+
+
+def _tile_view(tiled, offset):
+    """The element at window offset `offset` of every window, from the tiled view
+    (out_0, k_0, out_1, k_1, ...): shape (out_0, out_1, ...)."""
+    return tiled[tuple(i for j in offset for i in (slice(None), j))]
 
 
 def _valid_counts(shape, ksize, strides, geo):
@@ -191,13 +204,9 @@ def _grad_exact_tiles(x, grad, ksize, geo):
         x = lax.slice(x, [0] * x.ndim, covered)
     tiled = x.reshape([n for o, k in zip(outs, ksize) for n in (o, k)])
     offsets = _offsets(ksize)
-
-    def at(offset):  # the element at window offset `offset` of every window
-        return tiled[tuple(i for j in offset for i in (slice(None), j))]
-
-    best, chosen = at(offsets[0]), jnp.zeros(outs, jnp.int32)
+    best, chosen = _tile_view(tiled, offsets[0]), jnp.zeros(outs, jnp.int32)
     for code, offset in enumerate(offsets[1:], 1):
-        value = at(offset)
+        value = _tile_view(tiled, offset)
         better = value > best  # strictly: the first maximum stays, as window_argmax
         best = jnp.where(better, value, best)
         chosen = jnp.where(better, code, chosen)
