@@ -15,7 +15,9 @@ allocates on top of the steady state: with in-place updates, no copy of the
 parameters). A TF1 column
 (TensorFlow's compat.v1 graph mode, with oneDNN) is added when `tensorflow` is
 importable, or from another interpreter given by --tf-python (TensorFlow may want
-other versions of shared packages, so a separate virtual environment is simplest). Prints a table and writes JSON to benchmarks/results/train_step.json.
+other versions of shared packages, so a separate virtual environment is simplest); a
+PyTorch column (eager, NCHW, the same initial weights) likewise with torch or
+--torch-python. Prints a table and writes JSON to benchmarks/results/train_step.json.
 """
 
 from __future__ import annotations
@@ -171,11 +173,62 @@ def _jax_runner(step, params, state, x, y):
     return run
 
 
+# -- the same models in PyTorch (eager, NCHW), from the same initial weights --------------------
+def torch_mlp(x, onehot, weights):
+    import torch
+    layers = [torch.nn.Linear(a.shape[0], a.shape[1]) for a in weights]
+    with torch.no_grad():
+        for layer, w in zip(layers, weights):
+            layer.weight.copy_(torch.from_numpy(w.T))
+            layer.bias.zero_()
+    net = torch.nn.Sequential(*[m for layer in layers for m in (layer, torch.nn.ReLU())][:-1])
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8)
+    return _torch_runner(net, opt, torch.from_numpy(x), torch.from_numpy(onehot))
+
+
+def torch_cnn(x, onehot, kernels, dense):
+    import torch
+    convs = []
+    for k in kernels:  # HWIO -> OIHW
+        conv = torch.nn.Conv2d(k.shape[2], k.shape[3], 3, padding=1)
+        with torch.no_grad():
+            conv.weight.copy_(torch.from_numpy(np.ascontiguousarray(k.transpose(3, 2, 0, 1))))
+            conv.bias.zero_()
+        convs.append(conv)
+    head = torch.nn.Linear(dense.shape[0], dense.shape[1])
+    with torch.no_grad():
+        head.weight.copy_(torch.from_numpy(dense.T))
+        head.bias.zero_()
+    pool = torch.nn.MaxPool2d(2)
+    net = torch.nn.Sequential(convs[0], torch.nn.ReLU(), pool, convs[1], torch.nn.ReLU(), pool,
+                              convs[2], torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+                              torch.nn.Flatten(), head)
+    # TF's MomentumOptimizer: accum = 0.9 * accum + g; var -= 0.01 * accum (torch's form)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    images = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
+    return _torch_runner(net, opt, images, torch.from_numpy(onehot))
+
+
+def _torch_runner(net, opt, x, y):
+    import torch
+
+    def run():
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(net(x), y)  # y: one-hot probabilities
+        loss.backward()
+        opt.step()
+        return loss.detach().numpy()
+
+    return run
+
+
 # -- measurement --------------------------------------------------------------------------------
 def build(model, impl):
     data = mlp_data() if model == "mlp" else cnn_data()
     if impl == "jax":
         return (jax_mlp if model == "mlp" else jax_cnn)(*data)
+    if impl == "torch":
+        return (torch_mlp if model == "mlp" else torch_cnn)(*data)
     if impl == "tensorflux":
         import tensorflux as tf
     else:
@@ -188,13 +241,15 @@ def measure(model, impl, steps):
     """Runs in a subprocess: prints one JSON line with times and memory."""
     if impl == "tf1":
         import tensorflow  # noqa: F401  (import before the baseline, like the others)
+    elif impl == "torch":
+        import torch  # noqa: F401
     else:
         import jax  # noqa: F401
     base = rss_mb("VmRSS")
     run = build(model, impl)
     first_loss = float(run())
     for _ in range(29):  # compile, and let tensorflux's compiler-option autotuner settle
-        run()  # (10 calls per two-way choice it compares: library fusion, conv lowering)
+        run()  # (5 calls per candidate: up to 3 conv lowerings, then library fusion)
     reset_peak_rss()
     steady = rss_mb("VmRSS")
     times = []
@@ -208,12 +263,14 @@ def measure(model, impl, steps):
                       "first_loss": first_loss}))
 
 
-def compare(model, steps, rounds, tf_python):
-    impls = ["jax", "tensorflux"] + (["tf1"] if tf_python else [])
+def compare(model, steps, rounds, tf_python, torch_python=None):
+    impls = (["jax", "tensorflux"] + (["tf1"] if tf_python else [])
+             + (["torch"] if torch_python else []))
+    pythons = {"tf1": tf_python, "torch": torch_python}
     best = {}
     for _ in range(rounds):  # interleaved rounds, best of each: fairer on a noisy machine
         for impl in impls:
-            python = tf_python if impl == "tf1" else sys.executable
+            python = pythons.get(impl) or sys.executable
             out = subprocess.run([python, os.path.abspath(__file__), "--model", model,
                                   "--impl", impl, "--steps", str(steps)],
                                  capture_output=True, text=True)
@@ -234,17 +291,23 @@ def main():
     parser.add_argument("--tf-python", default=os.environ.get("TENSORFLOW_PYTHON"),
                         help="a Python interpreter with tensorflow installed, for the TF1 "
                              "column (default: this one, if it has tensorflow)")
-    parser.add_argument("--impl", choices=["tensorflux", "jax", "tf1"], help=argparse.SUPPRESS)
+    parser.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON"),
+                        help="a Python interpreter with torch installed, for the PyTorch "
+                             "column (default: this one, if it has torch)")
+    parser.add_argument("--impl", choices=["tensorflux", "jax", "tf1", "torch"],
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.tf_python is None and importlib.util.find_spec("tensorflow") is not None:
         args.tf_python = sys.executable
+    if args.torch_python is None and importlib.util.find_spec("torch") is not None:
+        args.torch_python = sys.executable
     if args.impl:
         measure(args.model, args.impl, args.steps)
         return
     models = ["mlp", "cnn"] if args.model == "all" else [args.model]
     results = {}
     for model in models:
-        rows = compare(model, args.steps, args.rounds, args.tf_python)
+        rows = compare(model, args.steps, args.rounds, args.tf_python, args.torch_python)
         tfx, ref = rows["tensorflux"], rows["jax"]
         print(f"\n{model}: {'impl':11s} {'step ms':>9s} {'step MB':>9s} {'transient MB':>13s} "
               f"{'first loss':>11s}")
@@ -260,6 +323,9 @@ def main():
             print(f"     tensorflux/tf1: time {summary['time_ratio_vs_tf1']:.3f}")
         else:
             print("     (tensorflow not installed: no TF1 column)")
+        if "torch" in rows:
+            summary["time_ratio_vs_torch"] = tfx["median_ms"] / rows["torch"]["median_ms"]
+            print(f"     tensorflux/torch: time {summary['time_ratio_vs_torch']:.3f}")
         results[model] = summary
     out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
     os.makedirs(out_dir, exist_ok=True)
