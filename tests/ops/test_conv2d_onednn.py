@@ -70,6 +70,16 @@ def _run(build, mode="onednn"):
         mp.undo()
 
 
+def _assert_backprops(got_dx, got_dw, x, w, dy, strides, padding, dilations=None):
+    """dx and dw against the NumPy backprops of the NHWC convolution of x and w."""
+    np.testing.assert_allclose(
+        got_dx, np_conv_backprop_input(x.shape, w, dy, strides, padding, dilations, "NHWC"),
+        rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        got_dw, np_conv_backprop_filter(x, w.shape, dy, strides, padding, dilations, "NHWC"),
+        rtol=1e-4, atol=1e-4)
+
+
 @needs_onednn
 @pytest.mark.parametrize("case", CASES)
 def test_the_session_calls_onednn_and_matches_numpy(case):
@@ -92,12 +102,7 @@ def test_the_session_calls_onednn_and_matches_numpy(case):
     (got_y, got_dx, got_dw), calls = _run(build)
     assert sorted(calls) == through_onednn
     np.testing.assert_allclose(got_y, y, rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(
-        got_dx, np_conv_backprop_input(x_shape, w, dy, strides, padding, dilations, "NHWC"),
-        rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(
-        got_dw, np_conv_backprop_filter(x, w_shape, dy, strides, padding, dilations, "NHWC"),
-        rtol=1e-4, atol=1e-4)
+    _assert_backprops(got_dx, got_dw, x, w, dy, strides, padding, dilations)
 
 
 @needs_onednn
@@ -116,12 +121,7 @@ def test_training_step_gradients_match_numpy():
 
     (gx, gw), calls = _run(build)
     assert sorted(calls) == ["backprop_filter", "backprop_input"]  # y itself is not needed
-    np.testing.assert_allclose(
-        gx, np_conv_backprop_input(x.shape, w, v, (1, 1), "SAME", None, "NHWC"), rtol=1e-4,
-        atol=1e-4)
-    np.testing.assert_allclose(
-        gw, np_conv_backprop_filter(x, w.shape, v, (1, 1), "SAME", None, "NHWC"), rtol=1e-4,
-        atol=1e-4)
+    _assert_backprops(gx, gw, x, w, v, (1, 1), "SAME")
 
 
 @needs_onednn
@@ -141,15 +141,9 @@ def test_jax_differentiates_the_calls_as_convolutions():
 
     text = jax.jit(loss).lower(x, w).as_text()
     assert onednn.TARGET in text
-    gx, gw = jax.grad(loss, argnums=(0, 1))(x, w)
-    np.testing.assert_allclose(
-        gx, np_conv_backprop_input(x_shape, w, v, strides, padding, None, "NHWC"),
-        rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(
-        gw, np_conv_backprop_filter(x, w_shape, v, strides, padding, None, "NHWC"),
-        rtol=1e-4, atol=1e-4)
+    _assert_backprops(*jax.grad(loss, argnums=(0, 1))(x, w), x, w, v, strides, padding)
 
-    # d/dw of |dx|^2 with dx = backprop_input(w, v): 2 * backprop_filter(dx's grad...)
+    # second order: sum(dx^2) with dx = backprop_input(w, v) has d/dw = backprop_filter(2 dx, v)
     def dx_norm(w_):
         dx = conv_onednn.backprop_input(x_shape, w_, v, out=out, data_format="NHWC",
                                         **window)
