@@ -9,7 +9,7 @@ builds:
                    depthwise as XLA's grouped convolution), library dot fusion still
                    autotuned: what tensorflux did before the lowering switches
                    (compiler_options_config forces both switches)
-  tensorflux       the default: every switch autotuned (ops/lowering_switches.py)
+  tensorflux       the default: every switch autotuned (ops/nn/conv_lowering.py)
   jax, torch, tf   benchmarks/peers (the same step written directly in each framework)
 
 Each warms up (tensorflux until its autotuner has chosen), then the implementations
@@ -42,10 +42,10 @@ from timing import timed_windows  # noqa: E402
 
 def _tensorflux_steps(model, batch, size, num_classes):
     from tensorflux._src.cli import bench_step
-    from tensorflux._src.ops import lowering_switches
+    from tensorflux._src.ops.nn import conv_lowering
     from tensorflux._src.runtime.config import compiler_options_config
-    xla = compiler_options_config({lowering_switches.CONV2D: "conv",
-                                   lowering_switches.DEPTHWISE: "grouped_conv"})
+    xla = compiler_options_config({conv_lowering.CONV2D: "conv",
+                                   conv_lowering.DEPTHWISE: "grouped_conv"})
     steps = {}
     for name, config in (("tensorflux-xla", xla), ("tensorflux", None)):
         step = bench_step.TrainStep(model, batch, size, num_classes, "float32",

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
-from tensorflux._src.ops import lowering_switches
+from tensorflux._src.ops.nn import conv_lowering
 from tensorflux._src.runtime.config import compiler_options_config
 from tests.ops.cases_conv import np_conv, np_conv_backprop_filter, np_conv_backprop_input
 from tests.ops.harness import numeric_gradient
 
-MODES = lowering_switches.ALTERNATIVES[lowering_switches.CONV2D]
+MODES = conv_lowering.ALTERNATIVES[conv_lowering.CONV2D]
 
 # (input NHWC shape, filter shape, strides, padding, dilations, data_format)
 CONFIGS = [
@@ -45,7 +45,7 @@ def _nchw(x, fmt):
 
 
 def _session(mode):
-    return tf.Session(config=compiler_options_config({lowering_switches.CONV2D: mode}))
+    return tf.Session(config=compiler_options_config({conv_lowering.CONV2D: mode}))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -81,7 +81,7 @@ def test_forward_and_backprops_match_numpy(mode):
         with _session(mode) as sess:
             got = sess.run(fetches, feeds)
             (run,) = sess._runs.values()
-            assert run.executable.compiler_options[lowering_switches.CONV2D] == mode
+            assert run.executable.compiler_options[conv_lowering.CONV2D] == mode
     for g, w, t in zip(got, wants, fetches):
         assert g.shape == w.shape, t.name
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4, err_msg=f"{mode} {t.name}")

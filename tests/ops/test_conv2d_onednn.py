@@ -13,8 +13,7 @@ import pytest
 
 import tensorflux as tf
 from tensorflux._src.native import onednn
-from tensorflux._src.ops import lowering_switches
-from tensorflux._src.ops.nn import conv_onednn
+from tensorflux._src.ops.nn import conv_lowering, conv_onednn
 from tensorflux._src.runtime.config import compiler_options_config
 from tests.ops.cases_conv import (
     np_conv,
@@ -64,7 +63,7 @@ def _run(build, mode="onednn"):
     try:
         with tf.Graph().as_default():
             fetches, feeds = build()
-            config = compiler_options_config({lowering_switches.CONV2D: mode})
+            config = compiler_options_config({conv_lowering.CONV2D: mode})
             with tf.Session(config=config) as sess:
                 return sess.run(fetches, feeds), calls
     finally:
@@ -141,7 +140,7 @@ def test_jax_differentiates_the_calls_as_convolutions():
         return (v * y).sum()
 
     text = jax.jit(loss).lower(x, w).as_text()
-    assert onednn.CONV_TARGET in text
+    assert onednn.TARGET in text
     _assert_backprops(*jax.grad(loss, argnums=(0, 1))(x, w), x, w, v, strides, padding)
 
     # second order: sum(dx^2) with dx = backprop_input(w, v) has d/dw = backprop_filter(2 dx, v)
@@ -163,7 +162,7 @@ def test_ops_it_cannot_run_fast_keep_xla():
     assert not conv_onednn.usable(0, (1, 5, 5, 4), (3, 3, 4, 4), np.float64, **args)
     assert not conv_onednn.usable(0, (1, 5, 5, 4), (3, 3, 2, 4), np.float32, **args)  # grouped
     assert not conv_onednn.usable(0, (0, 5, 5, 4), (3, 3, 4, 4), np.float32, **args)  # empty
-    ok, reason = onednn.conv_plan(0, 0, (1, 5, 5, 4), (3, 3, 4, 4), (1, 9, 9, 4), (1, 1), (1, 1),
+    ok, reason = onednn.plan(0, 0, (1, 5, 5, 4), (3, 3, 4, 4), (1, 9, 9, 4), (1, 1), (1, 1),
                              (1, 1), (1, 1))  # an output size the window cannot make
     assert not ok and "no forward convolution" in reason
 
@@ -192,7 +191,7 @@ def _fresh_process(env, code):
 
 def test_turned_off_or_unbuildable_means_not_offered(tmp_path):
     code = ("from tensorflux._src.native import onednn\n"
-            "from tensorflux._src.ops import lowering_switches as c\n"
+            "from tensorflux._src.ops.nn import conv_lowering as c\n"
             "print(onednn.available(), c.alternatives(c.CONV2D), '|', "
             "onednn.unavailable_reason())")
     off = _fresh_process({"TENSORFLUX_ONEDNN": "0"}, code)

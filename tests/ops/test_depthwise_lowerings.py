@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 import tensorflux as tf
-from tensorflux._src.ops import lowering_switches
+from tensorflux._src.ops.nn import conv_lowering
 from tensorflux._src.runtime.config import compiler_options_config
 from tests.ops.cases_conv import (np_depthwise, np_depthwise_backprop_filter,
                                   np_depthwise_backprop_input)
 from tests.ops.harness import numeric_gradient
 
-MODES = lowering_switches.ALTERNATIVES[lowering_switches.DEPTHWISE]
+MODES = conv_lowering.ALTERNATIVES[conv_lowering.DEPTHWISE]
 
 # (input NHWC shape, filter shape, strides, padding, dilations, data_format)
 CONFIGS = [
@@ -50,7 +50,7 @@ def _nchw(x, fmt):
 
 
 def _session(mode):
-    return tf.Session(config=compiler_options_config({lowering_switches.DEPTHWISE: mode}))
+    return tf.Session(config=compiler_options_config({conv_lowering.DEPTHWISE: mode}))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -89,7 +89,7 @@ def test_forward_and_backprops_match_numpy(mode, dtype):
             got = sess.run(fetches, feeds)
             assert sess._runs  # the switch reached the executable
             (run,) = sess._runs.values()
-            assert run.executable.compiler_options[lowering_switches.DEPTHWISE] == mode
+            assert run.executable.compiler_options[conv_lowering.DEPTHWISE] == mode
     tol = 2e-5 if dtype == np.float32 else 1e-12
     for g, w, t in zip(got, wants, fetches):
         assert g.shape == w.shape, t.name

@@ -8,7 +8,7 @@ import pytest
 
 import tensorflux as tf
 from tensorflux._src.compiler import options
-from tensorflux._src.ops import lowering_switches
+from tensorflux._src.ops.nn import conv_lowering
 from tensorflux._src.runtime.config import compiler_options_config
 
 CPU = jax.devices("cpu")[0]
@@ -50,7 +50,7 @@ def test_user_setting_the_key_turns_tuning_off_and_none_removes():
 
 
 def test_lowering_switches_multiply_the_candidates():
-    dw = lowering_switches.DEPTHWISE
+    dw = conv_lowering.DEPTHWISE
     ops = [_op(True, (dw,)), _op(True)]
     assert options.candidates(ops, CPU) == cpu(
         {dw: "shifted", KEY: options.LIBRARY_DOT_FUSION[KEY]}, {dw: "shifted"},
@@ -66,18 +66,18 @@ def test_lowering_switches_multiply_the_candidates():
 
 
 def test_unknown_lowering_choice_names_the_alternatives():
-    dw = lowering_switches.DEPTHWISE
+    dw = conv_lowering.DEPTHWISE
     with pytest.raises(ValueError, match="tensorflux_depthwise_lowering.*'shifted', "
                                          "'grouped_conv'.*got 'fast'"):
         options.candidates([_op(True, (dw,))], CPU, {dw: "fast"})
 
 
 def test_bind_takes_lowering_switches_out_of_xla_options():
-    dw = lowering_switches.DEPTHWISE
+    dw = conv_lowering.DEPTHWISE
     seen = []
 
     def fn(x):
-        seen.append(lowering_switches.choice(dw))
+        seen.append(conv_lowering.choice(dw))
         return x
 
     bound, device, xla = options.bind(fn, {dw: "shifted", KEY: "LIBRARY_FUSION_TYPE_DOT"},
@@ -149,9 +149,9 @@ def test_conv_training_step_is_autotuned_and_state_stays_consistent():
                if any(op.type == "Conv2D" for op in r.executable.traced_ops)][0]
         assert run.executable.clusters[0].autotuner.chosen is not None
         assert not run.executable.tuning
-        conv2d = lowering_switches.CONV2D
+        conv2d = conv_lowering.CONV2D
         # oneDNN's kernel is an alternative where it could be built (native/onednn.py)
-        lowerings = lowering_switches.alternatives(conv2d)
+        lowerings = conv_lowering.alternatives(conv2d)
         assert lowerings[:2] == ("im2col", "conv")
         assert run.executable.compiler_options in cpu(
             *({**options.LIBRARY_DOT_FUSION, conv2d: c} for c in lowerings),

@@ -6,7 +6,7 @@ project's 2-core AVX2 machine (benchmarks/nn_ops.py): library (YNN) dot fusion m
 a 3x3 64->64 conv's forward+backward ~7x faster (272 vs 1780 ms) but its forward
 alone ~1.4x slower (90 vs 65 ms), and depthwise conv slower; on an AVX-512 machine it
 halved conv forward time while slowing a plain MLP step ~9%. Likewise some ops can be
-lowered in several equivalent ways (ops/lowering_switches.py: depthwise convolution as
+lowered in several equivalent ways (ops/nn/conv_lowering.py: depthwise convolution as
 XLA's grouped convolution or as shifted multiply-adds, Conv2D as XLA's convolution or
 as im2col dots) whose speed depends on shapes and machine. No fixed rule is right
 everywhere, so on CPU a cluster is compiled with the alternatives of each choice it has
@@ -34,7 +34,7 @@ import jax
 import numpy as np
 
 from tensorflux._src.compiler import compile_cache, region_analysis
-from tensorflux._src.ops import lowering_switches
+from tensorflux._src.ops.nn import conv_lowering
 
 LIBRARY_FUSION_KEY = "xla_cpu_experimental_ynn_fusion_type"
 # Dots (with their fused producers and epilogues) *and* reductions go to the library.
@@ -73,8 +73,8 @@ def candidate_axes(ops, device, user_options=None) -> list:
     XLA:CPU only; what the user set is not tuned."""
     user_options = user_options or {}
     for key, value in user_options.items():
-        if lowering_switches.is_switch(key) and value is not None:
-            lowering_switches.check(key, value)
+        if conv_lowering.is_switch(key) and value is not None:
+            conv_lowering.check(key, value)
     if device.platform != "cpu":
         return []
     # Lowering switches first, library fusion last: the autotuner varies one axis at a
@@ -85,7 +85,7 @@ def candidate_axes(ops, device, user_options=None) -> list:
     axes = []
     switches = sorted({key for op in ops for key in _switches(op)} - set(user_options))
     for key in switches:
-        axes.append([{key: value} for value in lowering_switches.alternatives(key)])
+        axes.append([{key: value} for value in conv_lowering.alternatives(key)])
     if (LIBRARY_FUSION_KEY not in user_options
             and any(op.op_def.xla_cpu_library_fusion for op in ops)):
         axes.append([LIBRARY_DOT_FUSION, {}])
@@ -115,13 +115,13 @@ def bind(fn, options, device):
     """(the function to jit, `device`, XLA's options) of one candidate, as
     devices.jit_on takes them: our lowering switches are taken out of the options and
     made current while `fn` is traced."""
-    xla_options, choices = lowering_switches.split(options)
+    xla_options, choices = conv_lowering.split(options)
     if not choices:
         return fn, device, xla_options
 
     @functools.wraps(fn)
     def traced(*args):
-        with lowering_switches.use(choices):
+        with conv_lowering.use(choices):
             return fn(*args)
 
     return traced, device, xla_options

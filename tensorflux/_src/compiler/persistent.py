@@ -87,8 +87,8 @@ def load(key, device):
     try:
         with open(path, "rb") as f:
             payload, in_tree, out_tree = pickle.load(f)
-        if onednn.stored_executable_calls_us(payload) and not onednn.available():
-            return None  # its oneDNN kernels are gone: compile without them
+        if onednn.TARGET.encode() in payload and not onednn.available():
+            return None  # its oneDNN kernel is gone: compile without it
         return serialize_executable.deserialize_and_load(
             payload, in_tree, out_tree, backend=device.client, execution_devices=[device])
     except Exception:  # noqa: BLE001 - a truncated or foreign entry is only a miss

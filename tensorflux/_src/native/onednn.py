@@ -1,15 +1,13 @@
-"""oneDNN's convolutions and matrix products as XLA FFI targets on CPU
-("tensorflux_onednn_conv", "tensorflux_onednn_matmul").
+"""oneDNN's convolutions as an XLA FFI target ("tensorflux_onednn_conv" on CPU).
 
-onednn_conv.cc and onednn_matmul.cc (sharing onednn_api.h) are compiled into one
-library on first use, once per machine, against jaxlib's FFI headers and the
-libdnnl.so.3 of the `onednn-cpu-gomp` wheel (a dependency on x86-64 Linux):
+onednn_conv.cc is compiled on first use, once per machine, against jaxlib's FFI headers
+and the libdnnl.so.3 of the `onednn-cpu-gomp` wheel (a dependency on x86-64 Linux):
 
-    available() ──► built before? (<cache root>/native/onednn-<hash>.so) ──no──► c++
+    available() ──► built before? (<cache root>/native/onednn_conv-<hash>.so) ──no──► c++
         │                                  └──yes──┐                                │
         └──────────────── load it, register the FFI target ◄────────────────────────┘
 
-The hash covers the sources, jaxlib's version, the library's path and the compiler, so
+The hash covers the source, jaxlib's version, the library's path and the compiler, so
 a changed toolchain builds again; the file is written atomically, so processes building
 at once cannot see half a library. Anything missing (the wheel, a compiler, a writable
 directory) makes available() False with a reason in `unavailable_reason()`, and the
@@ -34,11 +32,8 @@ import jaxlib
 
 from tensorflux._src.platform import env_switch
 
-CONV_TARGET = "tensorflux_onednn_conv"
-MATMUL_TARGET = "tensorflux_onednn_matmul"
-_HERE = os.path.dirname(__file__)
-SOURCES = [os.path.join(_HERE, name) for name in ("onednn_conv.cc", "onednn_matmul.cc")]
-HEADER = os.path.join(_HERE, "onednn_api.h")
+TARGET = "tensorflux_onednn_conv"
+SOURCE = os.path.join(os.path.dirname(__file__), "onednn_conv.cc")
 LIBRARY = "libdnnl.so.3"
 
 _lock = threading.Lock()
@@ -80,9 +75,8 @@ def _build_dir():
 
 def _fingerprint(library, compiler):
     h = hashlib.sha256()
-    for path in (HEADER, *SOURCES):
-        with open(path, "rb") as f:
-            h.update(f.read())
+    with open(SOURCE, "rb") as f:
+        h.update(f.read())
     for part in (jaxlib.__version__, library, compiler):
         h.update(b"\0" + part.encode())
     return h.hexdigest()[:16]
@@ -92,22 +86,22 @@ def _build(library):
     """The built shared library's path, or (None, why not)."""
     compiler = shutil.which(os.environ.get("CXX", "c++"))
     if compiler is None:
-        return None, "no C++ compiler (c++ or $CXX) to build the oneDNN kernels"
+        return None, "no C++ compiler (c++ or $CXX) to build the oneDNN convolution kernel"
     out_dir = _build_dir()
     if out_dir is None:
-        return None, "no writable directory to build the oneDNN kernels in"
-    target = os.path.join(out_dir, f"onednn-{_fingerprint(library, compiler)}.so")
+        return None, "no writable directory to build the oneDNN convolution kernel in"
+    target = os.path.join(out_dir, f"onednn_conv-{_fingerprint(library, compiler)}.so")
     if os.path.exists(target):
         return target, None
-    fd, partial = tempfile.mkstemp(dir=out_dir, prefix=".onednn-", suffix=".so")
+    fd, partial = tempfile.mkstemp(dir=out_dir, prefix=".onednn_conv-", suffix=".so")
     os.close(fd)
     command = [compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-w",
-               f"-I{jax.ffi.include_dir()}", *SOURCES, "-o", partial, library,
+               f"-I{jax.ffi.include_dir()}", SOURCE, "-o", partial, library,
                f"-Wl,-rpath,{os.path.dirname(library)}"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            return None, f"building the oneDNN kernels failed:\n{done.stderr[-2000:]}"
+            return None, f"building {SOURCE} failed:\n{done.stderr[-2000:]}"
         os.replace(partial, target)
         return target, None
     finally:
@@ -119,7 +113,7 @@ def _load():
     if env_switch.is_off("TENSORFLUX_ONEDNN"):
         return None, "turned off by TENSORFLUX_ONEDNN"
     if not sys.platform.startswith("linux"):
-        return None, "the oneDNN kernels are built for Linux only"
+        return None, "the oneDNN convolution kernel is built for Linux only"
     library = library_path()
     if library is None:
         return None, (f"{LIBRARY} not found: `pip install onednn-cpu-gomp` (x86-64 Linux) "
@@ -128,9 +122,8 @@ def _load():
     if path is None:
         return None, reason
     lib = ctypes.CDLL(path)
-    for target, handler in ((CONV_TARGET, lib.TfxOnednnConv),
-                            (MATMUL_TARGET, lib.TfxOnednnMatmul)):
-        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(handler), platform="cpu")
+    lib.tfx_onednn_conv_plan.restype = ctypes.c_int
+    jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(lib.TfxOnednnConv), platform="cpu")
     return lib, None
 
 
@@ -144,7 +137,7 @@ def _decide():
 
 
 def available() -> bool:
-    """Whether the FFI targets are registered (building and loading them the first time)."""
+    """Whether the FFI target is registered (building and loading it the first time)."""
     return _decide() is not None
 
 
@@ -153,36 +146,20 @@ def unavailable_reason():
     return _state["reason"]
 
 
-def stored_executable_calls_us(payload) -> bool:
-    """Whether a serialized executable calls one of the FFI targets (it can be loaded
-    only once they are registered)."""
-    return any(target.encode() in payload for target in (CONV_TARGET, MATMUL_TARGET))
-
-
-def _ask(function_name, *args):
-    """(ok, info) from one of the libraries' plan queries: whether oneDNN has a kernel
-    for the spec, and the name of the implementation it picked (or why it has none)."""
+def plan(kind, nchw, x, w, y, strides, dilations, pad_l, pad_r):
+    """(ok, info): whether oneDNN has a convolution for this spec, and the name of the
+    implementation it picked (or why it has none). Dims as onednn_conv.cc's ConvSpec:
+    x and y as N,H,W,C, w as kh,kw,in,out."""
     lib = _decide()
     if lib is None:
         return False, _state["reason"]
+
+    def longs(values):
+        return (ctypes.c_int64 * len(values))(*values)
+
     info = ctypes.create_string_buffer(256)
-    status = getattr(lib, function_name)(*args, info, ctypes.c_size_t(len(info)))
+    status = lib.tfx_onednn_conv_plan(
+        ctypes.c_int64(kind), ctypes.c_int64(nchw), longs(x), longs(w), longs(y),
+        longs(strides), longs(dilations), longs(pad_l), longs(pad_r), info,
+        ctypes.c_size_t(len(info)))
     return status == 0, info.value.decode()
-
-
-def _longs(values):
-    return (ctypes.c_int64 * len(values))(*values)
-
-
-def conv_plan(kind, nchw, x, w, y, strides, dilations, pad_l, pad_r):
-    """`_ask` for a convolution; dims as onednn_conv.cc's ConvSpec: x and y as N,H,W,C,
-    w as kh,kw,in,out."""
-    return _ask("tfx_onednn_conv_plan", ctypes.c_int64(kind), ctypes.c_int64(nchw),
-                *map(_longs, (x, w, y, strides, dilations, pad_l, pad_r)))
-
-
-def matmul_plan(m, k, n, transpose_a, transpose_b):
-    """`_ask` for the product of an m x k and a k x n matrix (each maybe stored
-    transposed)."""
-    return _ask("tfx_onednn_matmul_plan",
-                *(ctypes.c_int64(int(v)) for v in (m, k, n, transpose_a, transpose_b)))

@@ -8,8 +8,9 @@
 // activations NHWC (or NCHW) and the filter HWIO. Only the filter is reordered, into
 // the blocked layout the kernel wants (a few hundred KB at most).
 //
-// Built on first use by tensorflux/_src/native/onednn.py, with onednn_matmul.cc, against
-// jaxlib's FFI headers and the libdnnl of the `onednn-cpu-gomp` wheel (onednn_api.h).
+// Built on first use by tensorflux/_src/native/onednn.py against jaxlib's FFI headers
+// and the libdnnl of the `onednn-cpu-gomp` wheel (oneDNN v3 C API; the few functions
+// used are declared below, so no oneDNN headers are needed).
 
 #include <cstdint>
 #include <cstdlib>
@@ -21,16 +22,65 @@
 #include <tuple>
 #include <vector>
 
-#include "onednn_api.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
-using namespace tfx_onednn;  // NOLINT: this file's vocabulary
+
+// -- oneDNN v3 C API (dnnl.h, dnnl_types.h) ------------------------------------------------
+extern "C" {
+typedef void* dnnl_handle;
+typedef const void* dnnl_const_handle;
+typedef int64_t dnnl_dims_t[12];
+typedef struct {
+  int arg;
+  dnnl_handle memory;
+} dnnl_exec_arg_t;
+int dnnl_engine_create(dnnl_handle* engine, int kind, size_t index);
+int dnnl_stream_create(dnnl_handle* stream, dnnl_handle engine, unsigned flags);
+int dnnl_memory_desc_create_with_strides(dnnl_handle* md, int ndims, const dnnl_dims_t dims,
+                                         int data_type, const dnnl_dims_t strides);
+int dnnl_memory_desc_create_with_tag(dnnl_handle* md, int ndims, const dnnl_dims_t dims,
+                                     int data_type, int tag);
+int dnnl_memory_desc_destroy(dnnl_handle md);
+size_t dnnl_memory_desc_get_size(dnnl_const_handle md);
+int dnnl_memory_desc_equal(dnnl_const_handle lhs, dnnl_const_handle rhs);
+int dnnl_convolution_forward_primitive_desc_create(
+    dnnl_handle* pd, dnnl_handle engine, int prop_kind, int alg_kind, dnnl_const_handle src,
+    dnnl_const_handle weights, dnnl_const_handle bias, dnnl_const_handle dst,
+    const dnnl_dims_t strides, const dnnl_dims_t dilates, const dnnl_dims_t padding_l,
+    const dnnl_dims_t padding_r, dnnl_const_handle attr);
+int dnnl_convolution_backward_data_primitive_desc_create(
+    dnnl_handle* pd, dnnl_handle engine, int alg_kind, dnnl_const_handle diff_src,
+    dnnl_const_handle weights, dnnl_const_handle diff_dst, const dnnl_dims_t strides,
+    const dnnl_dims_t dilates, const dnnl_dims_t padding_l, const dnnl_dims_t padding_r,
+    dnnl_const_handle hint_fwd_pd, dnnl_const_handle attr);
+int dnnl_convolution_backward_weights_primitive_desc_create(
+    dnnl_handle* pd, dnnl_handle engine, int alg_kind, dnnl_const_handle src,
+    dnnl_const_handle diff_weights, dnnl_const_handle diff_bias, dnnl_const_handle diff_dst,
+    const dnnl_dims_t strides, const dnnl_dims_t dilates, const dnnl_dims_t padding_l,
+    const dnnl_dims_t padding_r, dnnl_const_handle hint_fwd_pd, dnnl_const_handle attr);
+int dnnl_reorder_primitive_desc_create(dnnl_handle* pd, dnnl_const_handle src_md,
+                                       dnnl_handle src_engine, dnnl_const_handle dst_md,
+                                       dnnl_handle dst_engine, dnnl_const_handle attr);
+dnnl_const_handle dnnl_primitive_desc_query_md(dnnl_const_handle pd, int what, int index);
+int dnnl_primitive_desc_query(dnnl_const_handle pd, int what, int index, void* result);
+int dnnl_primitive_desc_destroy(dnnl_handle pd);
+int dnnl_primitive_create(dnnl_handle* primitive, dnnl_const_handle pd);
+int dnnl_primitive_destroy(dnnl_handle primitive);
+int dnnl_primitive_execute(dnnl_const_handle primitive, dnnl_handle stream, int nargs,
+                           const dnnl_exec_arg_t* args);
+int dnnl_memory_create(dnnl_handle* memory, dnnl_const_handle md, dnnl_handle engine,
+                       void* handle);
+int dnnl_memory_destroy(dnnl_handle memory);
+int dnnl_stream_wait(dnnl_handle stream);
+}
 
 namespace {
 
+constexpr int kCpuEngine = 1, kInOrderStream = 1, kF32 = 3, kFormatAny = 1;
 constexpr int kForwardTraining = 64, kConvolutionDirect = 1;
-constexpr int kQueryWeightsMd = 131, kQueryDiffWeightsMd = 132;
+constexpr int kQueryImplInfo = 8, kQueryWeightsMd = 131, kQueryDiffWeightsMd = 132;
+constexpr int kArgSrc = 1, kArgDst = 17, kArgFrom = 1, kArgTo = 17, kArgWeights = 33;
 constexpr int kArgDiffSrc = 129, kArgDiffDst = 145, kArgDiffWeights = 161;
 
 enum Kind : int64_t { kForward = 0, kBackpropInput = 1, kBackpropFilter = 2 };
@@ -46,11 +96,40 @@ struct ConvSpec {
   }
 };
 
+dnnl_handle Engine() {
+  static dnnl_handle engine = [] {
+    dnnl_handle e = nullptr;
+    return dnnl_engine_create(&e, kCpuEngine, 0) == 0 ? e : nullptr;
+  }();
+  return engine;
+}
+
+// One stream per calling thread: XLA may run two convolutions at once.
+dnnl_handle Stream() {
+  thread_local dnnl_handle stream = [] {
+    dnnl_handle s = nullptr;
+    return dnnl_stream_create(&s, Engine(), kInOrderStream) == 0 ? s : nullptr;
+  }();
+  return stream;
+}
+
+struct MemoryDesc {
+  dnnl_handle md = nullptr;
+  MemoryDesc() = default;
+  MemoryDesc(const MemoryDesc&) = delete;
+  ~MemoryDesc() {
+    if (md) dnnl_memory_desc_destroy(md);
+  }
+};
+
 // Activations: logical dims N,C,H,W; strides of NHWC or NCHW memory.
 bool ActivationDesc(MemoryDesc* d, const std::vector<int64_t>& nhwc, bool nchw) {
   int64_t n = nhwc[0], h = nhwc[1], w = nhwc[2], c = nhwc[3];
-  if (nchw) return Strided(d, {n, c, h, w}, {c * h * w, h * w, w, 1});
-  return Strided(d, {n, c, h, w}, {h * w * c, 1, w * c, c});
+  dnnl_dims_t dims = {n, c, h, w};
+  dnnl_dims_t strides_nhwc = {h * w * c, 1, w * c, c};
+  dnnl_dims_t strides_nchw = {c * h * w, h * w, w, 1};
+  return dnnl_memory_desc_create_with_strides(&d->md, 4, dims, kF32,
+                                              nchw ? strides_nchw : strides_nhwc) == 0;
 }
 
 // TF's filter [kh, kw, in, out]: logical dims O,I,KH,KW.
@@ -58,7 +137,8 @@ bool FilterDesc(MemoryDesc* d, const std::vector<int64_t>& hwio, bool any) {
   int64_t kh = hwio[0], kw = hwio[1], i = hwio[2], o = hwio[3];
   dnnl_dims_t dims = {o, i, kh, kw};
   if (any) return dnnl_memory_desc_create_with_tag(&d->md, 4, dims, kF32, kFormatAny) == 0;
-  return Strided(d, {o, i, kh, kw}, {1, o, kw * i * o, i * o});
+  dnnl_dims_t strides = {1, o, kw * i * o, i * o};
+  return dnnl_memory_desc_create_with_strides(&d->md, 4, dims, kF32, strides) == 0;
 }
 
 // A compiled convolution: its primitive, and the reorder between TF's filter layout and
@@ -117,7 +197,9 @@ std::unique_ptr<Plan> BuildPlan(const ConvSpec& s) {
     dnnl_primitive_desc_destroy(fwd);
     if (status != 0) return fail("oneDNN has no backward convolution for these shapes");
   }
-  plan->impl = ImplName(plan->pd);
+  const char* impl = nullptr;
+  if (dnnl_primitive_desc_query(plan->pd, kQueryImplInfo, 0, &impl) == 0 && impl)
+    plan->impl = impl;
   plan->w_kernel = dnnl_primitive_desc_query_md(
       plan->pd, s.kind == kBackpropFilter ? kQueryDiffWeightsMd : kQueryWeightsMd, 0);
   plan->w_kernel_bytes = dnnl_memory_desc_get_size(plan->w_kernel);
@@ -147,6 +229,22 @@ const Plan* GetPlan(const ConvSpec& spec) {
   auto& slot = Plans()[spec];
   if (!slot) slot = BuildPlan(spec);
   return slot.get();
+}
+
+// A memory object over a buffer someone else owns, destroyed with this.
+struct Memory {
+  dnnl_handle mem = nullptr;
+  Memory(dnnl_const_handle md, void* data) { dnnl_memory_create(&mem, md, Engine(), data); }
+  ~Memory() {
+    if (mem) dnnl_memory_destroy(mem);
+  }
+};
+
+bool Execute(dnnl_const_handle primitive, std::initializer_list<dnnl_exec_arg_t> args) {
+  std::vector<dnnl_exec_arg_t> list(args);
+  return dnnl_primitive_execute(primitive, Stream(), static_cast<int>(list.size()),
+                                list.data()) == 0 &&
+         dnnl_stream_wait(Stream()) == 0;
 }
 
 struct AlignedFree {
@@ -254,6 +352,10 @@ extern "C" int tfx_onednn_conv_plan(int64_t kind, int64_t nchw, const int64_t* x
                 {pad_l, pad_l + 2},
                 {pad_r, pad_r + 2}};
   const Plan* plan = GetPlan(spec);
-  CopyInfo(plan->error.empty() ? plan->impl : plan->error, info, info_size);
+  const std::string& text = plan->error.empty() ? plan->impl : plan->error;
+  if (info_size) {
+    std::strncpy(info, text.c_str(), info_size - 1);
+    info[info_size - 1] = '\0';
+  }
   return plan->error.empty() ? 0 : 1;
 }

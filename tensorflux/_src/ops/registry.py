@@ -134,7 +134,7 @@ class OpDef:
     functional: bool = False
     # XLA:CPU compiles this op faster with library (YNN) dot fusion; see compiler/options.py.
     xla_cpu_library_fusion: bool = False
-    # Lowering switches (ops/lowering_switches.py keys) whose alternatives the autotuner
+    # Lowering switches (ops/nn/conv_lowering.py keys) whose alternatives the autotuner
     # compiles and times on XLA:CPU, e.g. a depthwise convolution's "shifted" form.
     lowering_choices: tuple = ()
     # Type attrs' defaults (TF's `Tidx: type = DT_INT32`): the preferred dtype for Python

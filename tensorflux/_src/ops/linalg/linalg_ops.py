@@ -22,10 +22,8 @@ from tensorflux._src.framework.behaviour import executing_eagerly
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import Dimension, TensorShape, unknown_shape
-from tensorflux._src.ops import lowering_switches
 from tensorflux._src.ops.array import array_ops, gather_ops, generator_ops
 from tensorflux._src.ops.constant import constant
-from tensorflux._src.ops.linalg import matmul_onednn as _onednn
 from tensorflux._src.ops.math import math_ops
 from tensorflux._src.ops.math.grad_helpers import _broadcast_gradient_args, unbroadcast
 from tensorflux._src.ops.math.reduce_ops import reduce_prod, reduce_sum
@@ -90,35 +88,13 @@ def _matmul_grad(op, grad):
     return [mm(b, grad, ta=True, tb=True), mm(grad, a, ta=True, tb=True)]
 
 
-def _through_onednn(a_shape, b_shape, dtype, transpose_a, transpose_b):
-    return _onednn.has_choice(a_shape, b_shape, dtype, transpose_a, transpose_b)
-
-
-def _matmul_lower(a, b, transpose_a, transpose_b):
-    if (lowering_switches.choice(lowering_switches.MATMUL_TRANSPOSED_A) == "onednn"
-            and _through_onednn(a.shape, b.shape, a.dtype, transpose_a, transpose_b)
-            and _onednn.usable(a.shape, b.shape, a.dtype, transpose_a, transpose_b)):
-        return _onednn.matmul(a, b, transpose_a, transpose_b)
-    return jnp.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
-
-
-def _matmul_switches(op):
-    """A big float32 product with its left operand transposed (a weight gradient) may
-    run through oneDNN (matmul_onednn.py); the autotuner times its cluster both ways."""
-    a, b = op.inputs[0].shape, op.inputs[1].shape
-    if a.ndims != 2 or b.ndims != 2:
-        return ()
-    if _through_onednn(a.as_list(), b.as_list(), op.inputs[0].dtype.as_numpy_dtype,
-                       op.get_attr("transpose_a"), op.get_attr("transpose_b")):
-        return (lowering_switches.MATMUL_TRANSPOSED_A,)
-    return ()
-
-
 register(OpDef(
     "MatMul", inputs=("a: T", "b: T"), outputs=("product: T",),
     attrs={"T": MATMUL_TYPES, "transpose_a": False, "transpose_b": False},
-    shape=_matmul_shape, lower=_matmul_lower, grad=_matmul_grad,
-    lowering_choices=_matmul_switches,
+    shape=_matmul_shape,
+    lower=lambda a, b, transpose_a, transpose_b: jnp.matmul(a.T if transpose_a else a,
+                                                            b.T if transpose_b else b),
+    grad=_matmul_grad,
 ))
 
 

@@ -33,7 +33,7 @@ from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
 from tensorflux._src.ops.nn import conv_grads as _g
 from tensorflux._src.ops.nn import conv_im2col as _cols
-from tensorflux._src.ops import lowering_switches
+from tensorflux._src.ops.nn import conv_lowering
 from tensorflux._src.ops.nn import conv_onednn as _dnnl
 from tensorflux._src.ops.nn import depthwise_shifted as _dw_shifted
 from tensorflux._src.ops.nn.window_utils import (ATTR_RULES, FORMATS_2D, FORMATS_3D, PADDINGS,
@@ -194,7 +194,7 @@ def _im2col(x_shape, w_shape, groups=None):
     if groups is None:
         groups = x_shape[-1] // w_shape[-2] if len(x_shape) == 4 else 0
     return (len(x_shape) == 4 and groups == 1
-            and lowering_switches.choice(lowering_switches.CONV2D) == "im2col")
+            and conv_lowering.choice(conv_lowering.CONV2D) == "im2col")
 
 
 def _onednn_window(kind, x_shape, w_shape, dtype, strides, padding, explicit_paddings,
@@ -202,7 +202,7 @@ def _onednn_window(kind, x_shape, w_shape, dtype, strides, padding, explicit_pad
     """The window (strides, dilations, pads, out) of a Conv2D-family op that runs through
     oneDNN (conv_onednn.py): the switch says so and oneDNN has a fast kernel for its
     shapes. None otherwise."""
-    if len(x_shape) != 4 or lowering_switches.choice(lowering_switches.CONV2D) != "onednn":
+    if len(x_shape) != 4 or conv_lowering.choice(conv_lowering.CONV2D) != "onednn":
         return None
     window, out = _shifted_window(x_shape, w_shape, strides, padding, explicit_paddings,
                                   data_format, dilations)
@@ -255,7 +255,7 @@ def _nhwc(shape, data_format):
 
 
 def _shifted():
-    return lowering_switches.choice(lowering_switches.DEPTHWISE) == "shifted"
+    return conv_lowering.choice(conv_lowering.DEPTHWISE) == "shifted"
 
 
 def _depthwise_lower(input, filter, strides, padding, explicit_paddings, data_format,  # noqa: A002
@@ -402,15 +402,15 @@ def _register(name, inputs, shape, lower, grad, formats, explicit=True, cudnn=Fa
 
 
 _register("Conv2D", ("input: T", "filter: T"), _conv_shape, _conv2d_lower, _g.conv2d_grad,
-          FORMATS_2D, cudnn=True, lowering_choices=(lowering_switches.CONV2D,))
+          FORMATS_2D, cudnn=True, lowering_choices=(conv_lowering.CONV2D,))
 _register("Conv2DBackpropInput", ("input_sizes: int32", "filter: T", "out_backprop: T"),
           _shape_from_tensor(0, 4), _backprop_input("Conv2DBackpropInput"),
           _g.conv2d_backprop_input_grad, FORMATS_2D, cudnn=True,
-          lowering_choices=(lowering_switches.CONV2D,))
+          lowering_choices=(conv_lowering.CONV2D,))
 _register("Conv2DBackpropFilter", ("input: T", "filter_sizes: int32", "out_backprop: T"),
           _shape_from_tensor(1, 4), _backprop_filter("Conv2DBackpropFilter"),
           _g.conv2d_backprop_filter_grad, FORMATS_2D, cudnn=True,
-          lowering_choices=(lowering_switches.CONV2D,))
+          lowering_choices=(conv_lowering.CONV2D,))
 
 _register("Conv3D", ("input: T", "filter: T"), _conv_shape, _conv3d_lower, _g.conv3d_grad,
           FORMATS_3D, explicit=False, min_strides=5)
@@ -424,14 +424,14 @@ _register("Conv3DBackpropFilterV2", ("input: T", "filter_sizes: int32", "out_bac
 
 _register("DepthwiseConv2dNative", ("input: T", "filter: T"), _depthwise_shape,
           _depthwise_lower, _g.depthwise_grad, FORMATS_2D,
-          lowering_choices=(lowering_switches.DEPTHWISE,))
+          lowering_choices=(conv_lowering.DEPTHWISE,))
 _register("DepthwiseConv2dNativeBackpropInput",
           ("input_sizes: int32", "filter: T", "out_backprop: T"), _shape_from_tensor(0, 4),
           _backprop_input("DepthwiseConv2dNativeBackpropInput", depthwise=True),
           _g.depthwise_backprop_input_grad, FORMATS_2D,
-          lowering_choices=(lowering_switches.DEPTHWISE,))
+          lowering_choices=(conv_lowering.DEPTHWISE,))
 _register("DepthwiseConv2dNativeBackpropFilter",
           ("input: T", "filter_sizes: int32", "out_backprop: T"), _shape_from_tensor(1, 4),
           _backprop_filter("DepthwiseConv2dNativeBackpropFilter", depthwise=True),
           _g.depthwise_backprop_filter_grad, FORMATS_2D,
-          lowering_choices=(lowering_switches.DEPTHWISE,))
+          lowering_choices=(conv_lowering.DEPTHWISE,))

@@ -15,7 +15,7 @@ The columns cost kh*kw times the input's memory, as do dx's per-tap shares. A 1x
 filter's columns are the input itself (strided). Half-precision products accumulate in
 float32. NCHW data is computed in NHWC. The conv_defs.py lowerings call these for
 ungrouped 2-D convolutions when the `tensorflux_conv2d_lowering` switch is "im2col"
-(lowering_switches.py).
+(conv_lowering.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Conv2D and its two backprop ops through oneDNN (native/onednn.py), the "onednn"
-alternative of the `tensorflux_conv2d_lowering` switch (lowering_switches.py).
+alternative of the `tensorflux_conv2d_lowering` switch (conv_lowering.py).
 
 Each op becomes one XLA FFI call that runs oneDNN's kernel on the operands in place, in
 TF's layouts. The autotuner offers this alternative only where the kernel was built
@@ -48,7 +48,7 @@ def _spec(x_shape, w_shape, strides, dilations, pads, out, data_format):
 
 @functools.cache
 def _has_fast_kernel(kind, spec):
-    ok, implementation = onednn.conv_plan(kind, *spec)
+    ok, implementation = onednn.plan(kind, *spec)
     return ok and not any(slow in implementation for slow in _SLOW_IMPLEMENTATIONS)
 
 
@@ -97,7 +97,7 @@ def _call(kind, spec):
     nchw, x_shape, w_shape, y_shape, strides, dilations, pad_l, pad_r = spec
     out_shape = {FORWARD: _layout(y_shape, nchw), BACKPROP_INPUT: _layout(x_shape, nchw),
                  BACKPROP_FILTER: w_shape}[kind]
-    ffi = jax.ffi.ffi_call(onednn.CONV_TARGET, jax.ShapeDtypeStruct(out_shape, jnp.float32),
+    ffi = jax.ffi.ffi_call(onednn.TARGET, jax.ShapeDtypeStruct(out_shape, jnp.float32),
                            vmap_method="sequential")
     attrs = {"kind": np.int64(kind), "nchw": np.int64(nchw),
              **{name: np.asarray(value, np.int64) for name, value in

@@ -17,7 +17,7 @@ one padded copy per tap):
 (t runs over the 2-D taps, o over output positions). Half-precision inputs are
 accumulated in float32 and rounded once, as TF's kernels do. NCHW data is computed in
 NHWC (XLA fuses the transposes into the loops). The conv_defs.py lowerings call these
-when the `tensorflux_depthwise_lowering` switch is "shifted" (lowering_switches.py).
+when the `tensorflux_depthwise_lowering` switch is "shifted" (conv_lowering.py).
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
-"""Which lowering an op uses, when it has more than one (a tuning switch).
+"""Which lowering a convolution op uses, when it has more than one (a tuning switch).
 
 Some ops can be lowered to XLA in several numerically equivalent ways whose speed
 depends on the backend and the shapes, e.g. a depthwise convolution as XLA's grouped
 convolution (which XLA:CPU expands into a dense convolution with a block-diagonal
 filter, C times the work) or as a sum of kh * kw shifted multiply-adds that XLA fuses
-into loops; a k x k convolution as XLA's convolution, as one matrix product over the
-taps' slices (im2col) or as oneDNN's kernel; a weight gradient's product (MatMul with
-its left operand transposed) as XLA's dot or oneDNN's. Such an op lists its switches in `OpDef.lowering_choices`
+into loops; or a k x k convolution as XLA's convolution or as one matrix product over
+the taps' slices (im2col). Such an op lists its switches in `OpDef.lowering_choices`
 (a tuple, or a function of the op when only some shapes have a choice); the compiler's
 autotuner (compiler/options.py) compiles a cluster once per alternative and keeps the
 fastest, as it does for XLA's own options. The choice travels with the compiler options
@@ -25,14 +24,12 @@ import contextvars
 
 DEPTHWISE = "tensorflux_depthwise_lowering"
 CONV2D = "tensorflux_conv2d_lowering"
-MATMUL_TRANSPOSED_A = "tensorflux_matmul_transposed_a_lowering"
 # Alternatives per switch, in the order the autotuner tries them.
-ALTERNATIVES = {DEPTHWISE: ("shifted", "grouped_conv"), CONV2D: ("im2col", "conv", "onednn"),
-                MATMUL_TRANSPOSED_A: ("dot", "onednn")}
+ALTERNATIVES = {DEPTHWISE: ("shifted", "grouped_conv"), CONV2D: ("im2col", "conv", "onednn")}
 # Used without a choice: XLA's own operation.
-DEFAULTS = {DEPTHWISE: "grouped_conv", CONV2D: "conv", MATMUL_TRANSPOSED_A: "dot"}
+DEFAULTS = {DEPTHWISE: "grouped_conv", CONV2D: "conv"}
 
-_current = contextvars.ContextVar("tensorflux_lowering_switches", default=None)
+_current = contextvars.ContextVar("tensorflux_conv_lowering", default=None)
 
 
 def is_switch(key) -> bool:
