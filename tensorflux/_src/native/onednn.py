@@ -56,7 +56,8 @@ def library_path():
 
 def _build_dir():
     """<cache root>/native; with the compilation cache turned off, which writes nothing
-    there, or unwritable, a per-user directory under the system's temp directory."""
+    there, or unwritable, a per-user directory under the system's temp directory. Only
+    a directory this user owns: a library found there is loaded into the process."""
     from tensorflux._src.compiler import compile_cache  # lazy: compiler imports ops
 
     roots = [os.path.join(tempfile.gettempdir(), f"tensorflux-{os.getuid()}")]
@@ -68,7 +69,7 @@ def _build_dir():
             os.makedirs(path, exist_ok=True)
         except OSError:
             continue
-        if os.access(path, os.W_OK):
+        if os.stat(path).st_uid == os.getuid() and os.access(path, os.W_OK):
             return path
     return None
 
