@@ -65,6 +65,23 @@ def test_lowering_switches_multiply_the_candidates():
     assert options.candidates(ops, gpu) == [{}]
 
 
+def test_a_cpu_only_lowering_chosen_for_a_gpu_is_dropped():
+    conv2d = conv_lowering.CONV2D
+    gpu = types.SimpleNamespace(platform="gpu")
+    seen = []
+
+    def fn():
+        seen.append(conv_lowering.choice(conv2d))
+
+    for device, want in ((gpu, "conv"), (CPU, "onednn")):
+        traced, _, xla_options = options.bind(fn, {conv2d: "onednn", "x": 1}, device)
+        traced()
+        assert seen.pop() == want and xla_options == {"x": 1}
+    traced, _, _ = options.bind(fn, {conv2d: "im2col"}, gpu)  # portable choices stay
+    traced()
+    assert seen.pop() == "im2col"
+
+
 def test_unknown_lowering_choice_names_the_alternatives():
     dw = conv_lowering.DEPTHWISE
     with pytest.raises(ValueError, match="tensorflux_depthwise_lowering.*'shifted', "

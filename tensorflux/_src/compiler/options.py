@@ -114,8 +114,11 @@ def candidates(ops, device, user_options=None) -> list:
 def bind(fn, options, device):
     """(the function to jit, `device`, XLA's options) of one candidate, as
     devices.jit_on takes them: our lowering switches are taken out of the options and
-    made current while `fn` is traced."""
+    made current while `fn` is traced. Off CPU, a session's choice of a CPU-only
+    lowering (oneDNN's kernels) is dropped: its ops get their default lowering."""
     xla_options, choices = conv_lowering.split(options)
+    if device.platform != "cpu":
+        choices = {k: v for k, v in choices.items() if v not in conv_lowering.CPU_ONLY}
     if not choices:
         return fn, device, xla_options
 

@@ -28,6 +28,8 @@ CONV2D = "tensorflux_conv2d_lowering"
 ALTERNATIVES = {DEPTHWISE: ("shifted", "grouped_conv"), CONV2D: ("im2col", "conv", "onednn")}
 # Used without a choice: XLA's own operation.
 DEFAULTS = {DEPTHWISE: "grouped_conv", CONV2D: "conv"}
+# Alternatives that run on XLA:CPU only (an FFI call into a CPU library).
+CPU_ONLY = ("onednn",)
 
 _current = contextvars.ContextVar("tensorflux_conv_lowering", default=None)
 
