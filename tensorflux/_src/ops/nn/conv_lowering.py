@@ -4,9 +4,11 @@ Some ops can be lowered to XLA in several numerically equivalent ways whose spee
 depends on the backend and the shapes, e.g. a depthwise convolution as XLA's grouped
 convolution (which XLA:CPU expands into a dense convolution with a block-diagonal
 filter, C times the work) or as a sum of kh * kw shifted multiply-adds that XLA fuses
-into loops; or a k x k convolution as XLA's convolution or as one matrix product over
-the taps' slices (im2col). Such an op lists its switches in `OpDef.lowering_choices`
-(a tuple, or a function of the op when only some shapes have a choice); the compiler's
+into loops; or a k x k convolution as XLA's convolution, as one matrix product over
+the taps' slices (im2col) or as a call into oneDNN's kernels (conv_onednn.py, offered
+only where they could be built: `alternatives`). Such an op lists its switches in
+`OpDef.lowering_choices` (a tuple, or a function of the op when only some shapes have
+a choice); the compiler's
 autotuner (compiler/options.py) compiles a cluster once per alternative and keeps the
 fastest, as it does for XLA's own options. The choice travels with the compiler options
 under the switch's key (e.g. {"tensorflux_depthwise_lowering": "shifted"}); the keys are
