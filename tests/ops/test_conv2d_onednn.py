@@ -203,3 +203,19 @@ def test_turned_off_or_unbuildable_means_not_offered(tmp_path):
     if onednn.library_path() is not None:
         assert "failed" in broken
         assert not [p for p in (tmp_path / "native").iterdir() if p.suffix == ".so"]
+    # a "library" that is not one: the link fails, and nothing is raised
+    fake = tmp_path / "libdnnl.so.3"
+    fake.write_text("not a shared library")
+    bogus = _fresh_process({"TENSORFLUX_CACHE_DIR": str(tmp_path / "other"),
+                            "TENSORFLUX_COMPILATION_CACHE": "1",
+                            "TENSORFLUX_ONEDNN_LIBRARY": str(fake)}, code)
+    assert bogus.startswith("False ('im2col', 'conv') |")
+
+
+def test_a_library_that_cannot_be_loaded_only_loses_the_alternative(tmp_path, monkeypatch):
+    """A built kernel whose dependencies are missing (ctypes raises OSError)."""
+    monkeypatch.setattr(onednn, "_build", lambda library: (str(tmp_path / "missing.so"), None))
+    monkeypatch.setattr(onednn, "library_path", lambda: str(tmp_path / "libdnnl.so.3"))
+    monkeypatch.setenv("TENSORFLUX_ONEDNN", "1")
+    lib, reason = onednn._load()
+    assert lib is None and "could not be loaded" in reason and "missing.so" in reason

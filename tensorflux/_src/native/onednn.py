@@ -119,12 +119,17 @@ def _load():
     if library is None:
         return None, (f"{LIBRARY} not found: `pip install onednn-cpu-gomp` (x86-64 Linux) "
                       "or set TENSORFLUX_ONEDNN_LIBRARY")
-    path, reason = _build(library)
-    if path is None:
-        return None, reason
-    lib = ctypes.CDLL(path)
-    lib.tfx_onednn_conv_plan.restype = ctypes.c_int
-    jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(lib.TfxOnednnConv), platform="cpu")
+    try:
+        path, reason = _build(library)
+        if path is None:
+            return None, reason
+        lib = ctypes.CDLL(path)  # fails without the system's libgomp, for one
+        lib.tfx_onednn_conv_plan.restype = ctypes.c_int
+        jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(lib.TfxOnednnConv),
+                                    platform="cpu")
+    except (OSError, RuntimeError, AttributeError) as exc:
+        # A kernel that cannot be built or loaded only loses the alternative.
+        return None, f"the oneDNN convolution kernel could not be loaded: {exc}"
     return lib, None
 
 
