@@ -17,7 +17,10 @@ parameters). A TF1 column
 importable, or from another interpreter given by --tf-python (TensorFlow may want
 other versions of shared packages, so a separate virtual environment is simplest); a
 PyTorch column (eager, NCHW, the same initial weights) likewise with torch or
---torch-python. Prints a table and writes JSON to benchmarks/results/train_step.json.
+--torch-python. Implementations alternate in `--rounds` rounds; the table shows each
+one's best round, and each ratio is also given per round (the two ran in the same
+round), so a lead smaller than the machine's noise shows as such. Prints a table and
+writes JSON to benchmarks/results/train_step.json.
 """
 
 from __future__ import annotations
@@ -267,7 +270,7 @@ def compare(model, steps, rounds, tf_python, torch_python=None):
     impls = (["jax", "tensorflux"] + (["tf1"] if tf_python else [])
              + (["torch"] if torch_python else []))
     pythons = {"tf1": tf_python, "torch": torch_python}
-    best = {}
+    best, per_round = {}, {impl: [] for impl in impls}
     for _ in range(rounds):  # interleaved rounds, best of each: fairer on a noisy machine
         for impl in impls:
             python = pythons.get(impl) or sys.executable
@@ -277,9 +280,20 @@ def compare(model, steps, rounds, tf_python, torch_python=None):
             if out.returncode != 0:
                 raise RuntimeError(f"{model}/{impl} failed:\n{out.stderr[-3000:]}")
             row = json.loads(out.stdout.strip().splitlines()[-1])
+            per_round[impl].append(row["median_ms"])
             if impl not in best or row["median_ms"] < best[impl]["median_ms"]:
                 best[impl] = row
-    return best
+    return best, per_round
+
+
+def _ratio_line(peer, ratio, tfx_rounds, peer_rounds):
+    """The best-of-rounds time ratio, and each round's: the two ran minutes apart in the
+    same round, so the per-round ratios show how much of a lead is the machine's noise."""
+    paired = [a / b for a, b in zip(tfx_rounds, peer_rounds)]
+    ahead = sum(r < 1 for r in paired)
+    return (f"     tensorflux/{peer}: time {ratio:.3f}; per round "
+            f"{' '.join(f'{r:.3f}' for r in paired)} (median {statistics.median(paired):.3f}, "
+            f"tensorflux faster in {ahead} of {len(paired)})")
 
 
 def main():
@@ -307,25 +321,24 @@ def main():
     models = ["mlp", "cnn"] if args.model == "all" else [args.model]
     results = {}
     for model in models:
-        rows = compare(model, args.steps, args.rounds, args.tf_python, args.torch_python)
+        rows, per_round = compare(model, args.steps, args.rounds, args.tf_python,
+                                  args.torch_python)
         tfx, ref = rows["tensorflux"], rows["jax"]
         print(f"\n{model}: {'impl':11s} {'step ms':>9s} {'step MB':>9s} {'transient MB':>13s} "
               f"{'first loss':>11s}")
         for row in rows.values():
             print(f"{'':5s}{row['impl']:11s} {row['median_ms']:9.2f} {row['step_mb']:9.1f} "
                   f"{row['transient_mb']:13.1f} {row['first_loss']:11.5f}")
-        summary = {"rows": rows, "time_ratio_vs_jax": tfx["median_ms"] / ref["median_ms"],
+        summary = {"rows": rows, "rounds_ms": per_round,
                    "memory_ratio_vs_jax": tfx["step_mb"] / ref["step_mb"]}
-        print(f"     tensorflux/jax: time {summary['time_ratio_vs_jax']:.3f}, "
-              f"memory {summary['memory_ratio_vs_jax']:.3f}")
-        if "tf1" in rows:
-            summary["time_ratio_vs_tf1"] = tfx["median_ms"] / rows["tf1"]["median_ms"]
-            print(f"     tensorflux/tf1: time {summary['time_ratio_vs_tf1']:.3f}")
-        else:
-            print("     (tensorflow not installed: no TF1 column)")
-        if "torch" in rows:
-            summary["time_ratio_vs_torch"] = tfx["median_ms"] / rows["torch"]["median_ms"]
-            print(f"     tensorflux/torch: time {summary['time_ratio_vs_torch']:.3f}")
+        for peer in ("jax", "tf1", "torch"):
+            if peer not in rows:
+                package = {"tf1": "tensorflow"}.get(peer, peer)
+                print(f"     ({package} not installed: no {peer} column)")
+                continue
+            ratio = summary[f"time_ratio_vs_{peer}"] = tfx["median_ms"] / rows[peer]["median_ms"]
+            print(_ratio_line(peer, ratio, per_round["tensorflux"], per_round[peer]))
+        print(f"     tensorflux/jax: memory {summary['memory_ratio_vs_jax']:.3f}")
         results[model] = summary
     out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
     os.makedirs(out_dir, exist_ok=True)
