@@ -12,17 +12,13 @@
 // and the libdnnl of the `onednn-cpu-gomp` wheel (oneDNN v3 C API; the few functions
 // used are declared below, so no oneDNN headers are needed).
 
-#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -108,7 +104,7 @@ dnnl_handle Engine() {
   return engine;
 }
 
-// The stream of the kernel thread (below), the only thread that executes primitives.
+// One stream per calling thread: XLA may run two convolutions at once.
 dnnl_handle Stream() {
   thread_local dnnl_handle stream = [] {
     dnnl_handle s = nullptr;
@@ -292,58 +288,6 @@ ffi::Error Run(const Plan& plan, void* a, void* b, void* out) {
   return ffi::Error::Success();
 }
 
-// Every convolution runs on one thread of this library's own, one at a time, while the
-// XLA thread that called it sleeps. Why: XLA runs independent thunks at once, and each
-// oneDNN call starts an OpenMP team as wide as the machine, so two convolutions called
-// from two XLA threads oversubscribe the cores. In the small CNN the second layer's dx
-// and dw calls, when XLA overlapped them, took 8.2 and 5.5 ms against 2.4 and 3.2 ms one
-// after the other. libgomp also keeps a team per calling thread: one caller means one
-// team of OpenMP threads instead of one per XLA worker, spinning between calls.
-class KernelThread {
- public:
-  KernelThread() { std::thread([this] { Serve(); }).detach(); }
-
-  ffi::Error Run(const std::function<ffi::Error()>& work) {
-    ffi::Error result = ffi::Error::Success();
-    bool done = false;
-    std::unique_lock<std::mutex> lock(mutex_);
-    queue_.push_back([&] {
-      ffi::Error error = work();
-      std::lock_guard<std::mutex> finished(mutex_);
-      result = std::move(error);
-      done = true;
-      done_.notify_all();
-    });
-    queued_.notify_one();
-    done_.wait(lock, [&] { return done; });
-    return result;
-  }
-
- private:
-  void Serve() {
-    for (;;) {
-      std::function<void()> job;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        queued_.wait(lock, [&] { return !queue_.empty(); });
-        job = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      job();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable queued_, done_;
-  std::deque<std::function<void()>> queue_;
-};
-
-// Never destroyed: the thread serves until the process ends.
-KernelThread& Kernels() {
-  static auto* kernels = new KernelThread();
-  return *kernels;
-}
-
 std::vector<int64_t> Vec(ffi::Span<const int64_t> s) { return {s.begin(), s.end()}; }
 
 std::vector<int64_t> Nhwc(ffi::Span<const int64_t> dims, bool nchw) {
@@ -374,9 +318,7 @@ ffi::Error Conv(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::Result<ffi::AnyBuffer> 
       spec.x = Nhwc(a.dimensions(), nchw), spec.y = Nhwc(b.dimensions(), nchw);
       spec.w = Vec(out->dimensions());
   }
-  const Plan* plan = GetPlan(spec);
-  void *a_data = a.untyped_data(), *b_data = b.untyped_data(), *out_data = out->untyped_data();
-  return Kernels().Run([&] { return Run(*plan, a_data, b_data, out_data); });
+  return Run(*GetPlan(spec), a.untyped_data(), b.untyped_data(), out->untyped_data());
 }
 
 }  // namespace
