@@ -155,6 +155,39 @@ def test_jax_differentiates_the_calls_as_convolutions():
 
 
 @needs_onednn
+def test_calls_from_many_threads_at_once_each_get_their_own_result():
+    """Programs running at once on several threads, each with two calls XLA may run
+    concurrently, all get their own answers (one oneDNN stream per calling thread, one
+    shared plan per shape)."""
+    import concurrent.futures
+
+    x_shape, w_shape = (2, 8, 8, 4), (3, 3, 4, 6)
+    window, out = _window(x_shape, w_shape, (1, 1), "SAME", (1, 1))
+    kwargs = dict(out=out, data_format="NHWC", **window)
+
+    @jax.jit
+    def both(x, w, dy):  # two independent calls XLA may run at once
+        return (conv_onednn.forward(x, w, **kwargs),
+                conv_onednn.backprop_filter(x, w_shape, dy, **kwargs))
+
+    rng = np.random.default_rng(4)
+    problems = [tuple(rng.uniform(-1, 1, s).astype(np.float32)
+                      for s in (x_shape, w_shape, (2, *out, 6))) for _ in range(6)]
+
+    def solve(problem):
+        return [both(*problem) for _ in range(20)]
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(solve, problems))
+    for (x, w, dy), repeats in zip(problems, answers):
+        want_y = np_conv(x, w, (1, 1), "SAME", None, "NHWC")
+        want_dw = np_conv_backprop_filter(x, w_shape, dy, (1, 1), "SAME", None, "NHWC")
+        for y, dw in repeats:
+            np.testing.assert_allclose(y, want_y, rtol=1e-4, atol=1e-4)
+            np.testing.assert_allclose(dw, want_dw, rtol=1e-4, atol=1e-4)
+
+
+@needs_onednn
 def test_ops_it_cannot_run_fast_keep_xla():
     window, out = _window((1, 5, 5, 4), (3, 3, 4, 4), (1, 1), "SAME", (1, 1))
     args = dict(out=out, data_format="NHWC", **window)

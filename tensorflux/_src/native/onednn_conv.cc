@@ -73,6 +73,8 @@ int dnnl_memory_create(dnnl_handle* memory, dnnl_const_handle md, dnnl_handle en
                        void* handle);
 int dnnl_memory_destroy(dnnl_handle memory);
 int dnnl_stream_wait(dnnl_handle stream);
+int dnnl_primitive_attr_create(dnnl_handle* attr);
+int dnnl_primitive_attr_set_scratchpad_mode(dnnl_handle attr, int mode);
 }
 
 namespace {
@@ -80,8 +82,9 @@ namespace {
 constexpr int kCpuEngine = 1, kInOrderStream = 1, kF32 = 3, kFormatAny = 1;
 constexpr int kForwardTraining = 64, kConvolutionDirect = 1;
 constexpr int kQueryImplInfo = 8, kQueryWeightsMd = 131, kQueryDiffWeightsMd = 132;
+constexpr int kQueryScratchpadMd = 136, kScratchpadModeUser = 1;
 constexpr int kArgSrc = 1, kArgDst = 17, kArgFrom = 1, kArgTo = 17, kArgWeights = 33;
-constexpr int kArgDiffSrc = 129, kArgDiffDst = 145, kArgDiffWeights = 161;
+constexpr int kArgDiffSrc = 129, kArgDiffDst = 145, kArgDiffWeights = 161, kArgScratchpad = 80;
 
 enum Kind : int64_t { kForward = 0, kBackpropInput = 1, kBackpropFilter = 2 };
 
@@ -102,6 +105,23 @@ dnnl_handle Engine() {
     return dnnl_engine_create(&e, kCpuEngine, 0) == 0 ? e : nullptr;
   }();
   return engine;
+}
+
+// Primitives take their scratch memory from the caller (below), never from oneDNN's
+// own scratchpad. Why: that one (the default build's) is shared by all primitives and
+// requires each primitive to run on the thread that created it; XLA calls from any of
+// its threads, and runs two convolutions at once (a layer's dx and dw), which then
+// wrote over each other's partial sums (wrong filter gradients, seen with six threads
+// calling at once). With the caller's memory oneDNN's primitives are thread-safe.
+dnnl_handle UserScratchpad() {
+  static dnnl_handle attr = [] {
+    dnnl_handle a = nullptr;
+    if (dnnl_primitive_attr_create(&a) != 0) return static_cast<dnnl_handle>(nullptr);
+    return dnnl_primitive_attr_set_scratchpad_mode(a, kScratchpadModeUser) == 0
+               ? a
+               : static_cast<dnnl_handle>(nullptr);
+  }();
+  return attr;
 }
 
 // One stream per calling thread: XLA may run two convolutions at once.
@@ -149,7 +169,8 @@ struct Plan {
   dnnl_handle reorder_pd = nullptr, reorder = nullptr;
   MemoryDesc x, y, w_user;
   dnnl_const_handle w_kernel = nullptr;  // owned by pd
-  size_t w_kernel_bytes = 0;
+  dnnl_const_handle scratch = nullptr, reorder_scratch = nullptr;  // owned by the pds
+  size_t w_kernel_bytes = 0, scratch_bytes = 0, reorder_scratch_bytes = 0;
   std::string impl, error;
   ~Plan() {
     if (reorder) dnnl_primitive_destroy(reorder);
@@ -167,6 +188,8 @@ std::unique_ptr<Plan> BuildPlan(const ConvSpec& s) {
     return std::move(plan);
   };
   if (!Engine()) return fail("oneDNN could not create its CPU engine");
+  dnnl_handle attr = UserScratchpad();
+  if (!attr) return fail("oneDNN could not create primitive attributes");
   MemoryDesc w_any;
   if (!ActivationDesc(&plan->x, s.x, s.nchw) || !ActivationDesc(&plan->y, s.y, s.nchw) ||
       !FilterDesc(&plan->w_user, s.w, false) || !FilterDesc(&w_any, s.w, true))
@@ -181,7 +204,7 @@ std::unique_ptr<Plan> BuildPlan(const ConvSpec& s) {
   dnnl_handle fwd = nullptr;
   if (dnnl_convolution_forward_primitive_desc_create(
           &fwd, Engine(), kForwardTraining, kConvolutionDirect, plan->x.md, w_any.md, nullptr,
-          plan->y.md, strides, dilates, pad_l, pad_r, nullptr) != 0)
+          plan->y.md, strides, dilates, pad_l, pad_r, attr) != 0)
     return fail("oneDNN has no forward convolution for these shapes");
   if (s.kind == kForward) {
     plan->pd = fwd;
@@ -190,10 +213,10 @@ std::unique_ptr<Plan> BuildPlan(const ConvSpec& s) {
         s.kind == kBackpropInput
             ? dnnl_convolution_backward_data_primitive_desc_create(
                   &plan->pd, Engine(), kConvolutionDirect, plan->x.md, w_any.md, plan->y.md,
-                  strides, dilates, pad_l, pad_r, fwd, nullptr)
+                  strides, dilates, pad_l, pad_r, fwd, attr)
             : dnnl_convolution_backward_weights_primitive_desc_create(
                   &plan->pd, Engine(), kConvolutionDirect, plan->x.md, w_any.md, nullptr,
-                  plan->y.md, strides, dilates, pad_l, pad_r, fwd, nullptr);
+                  plan->y.md, strides, dilates, pad_l, pad_r, fwd, attr);
     dnnl_primitive_desc_destroy(fwd);
     if (status != 0) return fail("oneDNN has no backward convolution for these shapes");
   }
@@ -208,10 +231,14 @@ std::unique_ptr<Plan> BuildPlan(const ConvSpec& s) {
     dnnl_const_handle from = to_kernel ? plan->w_user.md : plan->w_kernel;
     dnnl_const_handle to = to_kernel ? plan->w_kernel : plan->w_user.md;
     if (dnnl_reorder_primitive_desc_create(&plan->reorder_pd, from, Engine(), to, Engine(),
-                                           nullptr) != 0 ||
+                                           attr) != 0 ||
         dnnl_primitive_create(&plan->reorder, plan->reorder_pd) != 0)
       return fail("oneDNN cannot reorder the filter");
+    plan->reorder_scratch = dnnl_primitive_desc_query_md(plan->reorder_pd, kQueryScratchpadMd, 0);
+    plan->reorder_scratch_bytes = dnnl_memory_desc_get_size(plan->reorder_scratch);
   }
+  plan->scratch = dnnl_primitive_desc_query_md(plan->pd, kQueryScratchpadMd, 0);
+  plan->scratch_bytes = dnnl_memory_desc_get_size(plan->scratch);
   if (dnnl_primitive_create(&plan->primitive, plan->pd) != 0)
     return fail("oneDNN could not create the convolution");
   return plan;
@@ -231,17 +258,23 @@ const Plan* GetPlan(const ConvSpec& spec) {
   return slot.get();
 }
 
-// A memory object over a buffer someone else owns, destroyed with this.
+// A memory object over a buffer someone else owns, destroyed with this; none for an
+// empty descriptor (a primitive that needs no scratchpad).
 struct Memory {
   dnnl_handle mem = nullptr;
-  Memory(dnnl_const_handle md, void* data) { dnnl_memory_create(&mem, md, Engine(), data); }
+  Memory(dnnl_const_handle md, void* data) {
+    if (md && dnnl_memory_desc_get_size(md) > 0) dnnl_memory_create(&mem, md, Engine(), data);
+  }
   ~Memory() {
     if (mem) dnnl_memory_destroy(mem);
   }
 };
 
-bool Execute(dnnl_const_handle primitive, std::initializer_list<dnnl_exec_arg_t> args) {
+// Runs `primitive` on `args`, plus its scratchpad when it has one.
+bool Execute(dnnl_const_handle primitive, std::initializer_list<dnnl_exec_arg_t> args,
+             const Memory& scratchpad) {
   std::vector<dnnl_exec_arg_t> list(args);
+  if (scratchpad.mem) list.push_back({kArgScratchpad, scratchpad.mem});
   return dnnl_primitive_execute(primitive, Stream(), static_cast<int>(list.size()),
                                 list.data()) == 0 &&
          dnnl_stream_wait(Stream()) == 0;
@@ -251,37 +284,57 @@ struct AlignedFree {
   void operator()(void* p) const { std::free(p); }
 };
 
+constexpr size_t Aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// The calling thread's scratch memory (the reordered filter and the primitives'
+// scratchpads), kept and grown to its largest call: XLA's threads are few and call
+// every step, and a fresh allocation per call would fault its pages in each time.
+char* ThreadScratch(size_t bytes) {
+  thread_local std::unique_ptr<void, AlignedFree> buffer;
+  thread_local size_t capacity = 0;
+  if (bytes > capacity) {
+    buffer.reset(std::aligned_alloc(64, Aligned(bytes)));
+    capacity = buffer ? Aligned(bytes) : 0;
+  }
+  return static_cast<char*>(buffer.get());
+}
+
 // Runs a plan: `a`, `b` and `out` are (x, w, y), (w, dy, dx) or (x, dy, dw) by kind.
 ffi::Error Run(const Plan& plan, void* a, void* b, void* out) {
   if (!plan.error.empty()) return ffi::Error::Internal("tensorflux oneDNN conv: " + plan.error);
-  std::unique_ptr<void, AlignedFree> scratch;
-  void* w_kernel = nullptr;
-  if (plan.reorder) {
-    scratch.reset(std::aligned_alloc(64, (plan.w_kernel_bytes + 63) / 64 * 64));
-    if (!scratch) return ffi::Error::Internal("tensorflux oneDNN conv: out of memory");
-    w_kernel = scratch.get();
-  }
+  // This thread's scratch memory: [reordered filter | scratchpad | reorder's scratchpad]
+  size_t w_bytes = plan.reorder ? Aligned(plan.w_kernel_bytes) : 0;
+  size_t scratch_bytes = Aligned(plan.scratch_bytes);
+  char* memory = ThreadScratch(w_bytes + scratch_bytes + Aligned(plan.reorder_scratch_bytes));
+  if (!memory) return ffi::Error::Internal("tensorflux oneDNN conv: out of memory");
+  Memory scratchpad(plan.scratch, memory + w_bytes);
+  Memory reorder_scratchpad(plan.reorder_scratch, memory + w_bytes + scratch_bytes);
+
   Memory x(plan.x.md, plan.kind == kBackpropInput ? out : a);
   Memory y(plan.y.md, plan.kind == kForward ? out : b);
   void* w_user = plan.kind == kForward ? b : plan.kind == kBackpropInput ? a : out;
   Memory w_tf(plan.w_user.md, w_user);
-  Memory w(plan.w_kernel, plan.reorder ? w_kernel : w_user);
+  Memory w(plan.w_kernel, plan.reorder ? memory : w_user);
   bool ok = true;
   if (plan.reorder && plan.kind != kBackpropFilter)
-    ok = Execute(plan.reorder, {{kArgFrom, w_tf.mem}, {kArgTo, w.mem}});
+    ok = Execute(plan.reorder, {{kArgFrom, w_tf.mem}, {kArgTo, w.mem}}, reorder_scratchpad);
   if (ok) {
     switch (plan.kind) {
       case kForward:
-        ok = Execute(plan.primitive, {{kArgSrc, x.mem}, {kArgWeights, w.mem}, {kArgDst, y.mem}});
+        ok = Execute(plan.primitive, {{kArgSrc, x.mem}, {kArgWeights, w.mem}, {kArgDst, y.mem}},
+                     scratchpad);
         break;
       case kBackpropInput:
         ok = Execute(plan.primitive,
-                     {{kArgDiffDst, y.mem}, {kArgWeights, w.mem}, {kArgDiffSrc, x.mem}});
+                     {{kArgDiffDst, y.mem}, {kArgWeights, w.mem}, {kArgDiffSrc, x.mem}},
+                     scratchpad);
         break;
       default:
         ok = Execute(plan.primitive,
-                     {{kArgSrc, x.mem}, {kArgDiffDst, y.mem}, {kArgDiffWeights, w.mem}});
-        if (ok && plan.reorder) ok = Execute(plan.reorder, {{kArgFrom, w.mem}, {kArgTo, w_tf.mem}});
+                     {{kArgSrc, x.mem}, {kArgDiffDst, y.mem}, {kArgDiffWeights, w.mem}},
+                     scratchpad);
+        if (ok && plan.reorder)
+          ok = Execute(plan.reorder, {{kArgFrom, w.mem}, {kArgTo, w_tf.mem}}, reorder_scratchpad);
     }
   }
   if (!ok) return ffi::Error::Internal("tensorflux oneDNN conv: execution failed");
