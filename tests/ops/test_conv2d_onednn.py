@@ -157,8 +157,9 @@ def test_jax_differentiates_the_calls_as_convolutions():
 @needs_onednn
 def test_calls_from_many_threads_at_once_each_get_their_own_result():
     """Programs running at once on several threads, each with two calls XLA may run
-    concurrently, all get their own answers (one oneDNN stream per calling thread, one
-    shared plan per shape)."""
+    concurrently, all get their own answers. With oneDNN's default (library)
+    scratchpad, shared by all primitives and tied to the creating thread, this gave
+    wrong filter gradients or hung; the kernel passes each call its own scratchpad."""
     import concurrent.futures
 
     x_shape, w_shape = (2, 8, 8, 4), (3, 3, 4, 6)
