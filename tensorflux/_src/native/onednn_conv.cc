@@ -109,10 +109,10 @@ dnnl_handle Engine() {
 
 // Primitives take their scratch memory from the caller (below), never from oneDNN's
 // own scratchpad. Why: that one (the default build's) is shared by all primitives and
-// requires each primitive to run on the thread that created it; XLA calls from any of
-// its threads, and runs two convolutions at once (a layer's dx and dw), which then
-// wrote over each other's partial sums (wrong filter gradients, seen with six threads
-// calling at once). With the caller's memory oneDNN's primitives are thread-safe.
+// requires each primitive to run on the thread that created it, but XLA calls from any
+// of its threads and runs two convolutions at once (a layer's dx and dw). With six
+// threads calling at once it gave wrong filter gradients, or hung. With the caller's
+// memory oneDNN's primitives are thread-safe.
 dnnl_handle UserScratchpad() {
   static dnnl_handle attr = [] {
     dnnl_handle a = nullptr;
@@ -305,8 +305,9 @@ ffi::Error Run(const Plan& plan, void* a, void* b, void* out) {
   // This thread's scratch memory: [reordered filter | scratchpad | reorder's scratchpad]
   size_t w_bytes = plan.reorder ? Aligned(plan.w_kernel_bytes) : 0;
   size_t scratch_bytes = Aligned(plan.scratch_bytes);
-  char* memory = ThreadScratch(w_bytes + scratch_bytes + Aligned(plan.reorder_scratch_bytes));
-  if (!memory) return ffi::Error::Internal("tensorflux oneDNN conv: out of memory");
+  size_t total = w_bytes + scratch_bytes + Aligned(plan.reorder_scratch_bytes);
+  char* memory = ThreadScratch(total);
+  if (!memory && total > 0) return ffi::Error::Internal("tensorflux oneDNN conv: out of memory");
   Memory scratchpad(plan.scratch, memory + w_bytes);
   Memory reorder_scratchpad(plan.reorder_scratch, memory + w_bytes + scratch_bytes);
 
