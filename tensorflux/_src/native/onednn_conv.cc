@@ -4,9 +4,10 @@
 // Why: XLA:CPU runs convolutions through Eigen's spatial convolution, which on the
 // project's 2-core AVX-512 machine is 1.3-5x slower per op than oneDNN's JIT kernels
 // (the small CNN of benchmarks/train_step.py: its eight convolutions take 24.6 ms in
-// Eigen and 16.3 ms through this file, each timed alone). The operands stay where XLA put them, in TF's layouts: the
-// activations NHWC (or NCHW) and the filter HWIO. Only the filter is reordered, into
-// the blocked layout the kernel wants (a few hundred KB at most).
+// Eigen and 16.3 ms through this file, each timed alone). The operands stay where XLA
+// put them, in TF's layouts: the activations NHWC (or NCHW) and the filter HWIO. Only
+// the filter is reordered, into the blocked layout the kernel wants (a few hundred KB
+// at most, in the calling thread's scratch buffer).
 //
 // Built on first use by tensorflux/_src/native/onednn.py against jaxlib's FFI headers
 // and the libdnnl of the `onednn-cpu-gomp` wheel (oneDNN v3 C API; the few functions
