@@ -143,9 +143,9 @@ def _xent_shape(op):
 
 def _xent_lower(features, labels):
     features, labels = jnp.broadcast_arrays(features, labels)
-    log_p = softmax_kernels.log_softmax(features)
-    loss = -jnp.sum(labels * log_p, axis=-1)
-    return loss, jnp.exp(log_p) - labels
+    shifted, e, total = softmax_kernels.exp_shifted(features)
+    loss = jnp.sum(labels * (jnp.log(total) - shifted), axis=-1)  # -sum(labels * log_p)
+    return loss, e / total - labels
 
 
 def _xent_grad(op, dloss, dbackprop):
@@ -269,13 +269,14 @@ def _check_labels_in_range(labels, num_classes):
 def _sparse_xent_lower(features, labels):
     n = features.shape[-1]
     _check_labels_in_range(labels, n)
-    log_p = softmax_kernels.log_softmax(features)
-    # The loss gathers each row's one log-probability: XLA computes just those, where
-    # a one-hot product would be one more pass over all classes (a 50k vocabulary).
+    shifted, e, total = softmax_kernels.exp_shifted(features)
+    # The loss gathers each row's one shifted logit: XLA computes just those, where a
+    # one-hot product would be one more pass over all classes (a 50k vocabulary).
     safe = jnp.clip(labels, 0, n - 1)[..., None]  # out of range fails the check above
-    loss = -jnp.take_along_axis(log_p, safe.astype(jnp.int32), axis=-1)[..., 0]
+    picked = jnp.take_along_axis(shifted, safe.astype(jnp.int32), axis=-1)[..., 0]
+    loss = jnp.log(total[..., 0]) - picked  # -log_p[label]
     onehot = jax.nn.one_hot(labels, n, dtype=features.dtype)
-    backprop = jnp.exp(log_p) - onehot
+    backprop = e / total - onehot
     return loss.astype(features.dtype), backprop.astype(features.dtype)
 
 

@@ -33,6 +33,24 @@ def log_softmax(x):
     return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=-1, keepdims=True))
 
 
+def exp_shifted(x):
+    """(x - row max, its exponentials, their sums over the last axis with that axis kept):
+    what TF's cross-entropy kernels compute once and take both the loss and the gradient
+    from (the gradient is exponentials / sum - labels).
+
+    Written so, the exponentials have two consumers and XLA:CPU computes them in an
+    elementwise pass the sum then reads. With only the sum consuming them (the
+    log-softmax above), XLA folds the exponential into the library (YNN) reduction,
+    which runs it ~4x slower when its input is an intermediate of the same program: a
+    language model's 512 x 50257 logits took 51.6 ms for the sparse cross-entropy and
+    its gradient, 38 ms of it in that reduction, against 13.3 ms so (plain JAX on this
+    project's 2-core AVX-512 machine).
+    """
+    shifted = x - _row_max(x)[..., None]
+    e = jnp.exp(shifted)
+    return shifted, e, jnp.sum(e, axis=-1, keepdims=True)
+
+
 def softmax(x):
     e = jnp.exp(x - _row_max(x)[..., None])
     return e / jnp.sum(e, axis=-1, keepdims=True)
