@@ -1,6 +1,8 @@
-"""Native kernels that XLA calls through its FFI (C++ sources built on first use).
+"""Native kernels that XLA calls through its FFI (C++ sources built on first use by
+build.py).
 
-Only what XLA:CPU lacks at speed lives here: oneDNN's convolutions (onednn.py,
-onednn_conv.cc). Each is optional: without a C++ compiler or the library, the feature
-reports itself unavailable and the ops keep their XLA lowerings.
+Only what XLA:CPU lacks lives here: oneDNN's convolutions (onednn.py, onednn_conv.cc)
+and a fusion barrier (fusion_barrier.py, .cc). Each is optional: without a C++ compiler
+or the library, the feature reports itself unavailable and the ops keep their XLA
+lowerings.
 """

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tensorflux._src.compiler import effects
 from tensorflux._src.framework import dispatch as _dispatch
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import graph as _graph
@@ -25,6 +26,7 @@ from tensorflux._src.framework.indexed_slices import IndexedSlices
 from tensorflux._src.framework.operation import Tensor
 from tensorflux._src.framework.tensor_conversion import convert_to_tensor
 from tensorflux._src.framework.tensor_shape import TensorShape, unknown_shape
+from tensorflux._src.native import fusion_barrier
 from tensorflux._src.ops.op_builder import apply_op
 from tensorflux._src.ops.op_helpers import kernel_error, static_input, with_rank
 from tensorflux._src.ops.registry import OpDef, register
@@ -562,9 +564,23 @@ def _add_n_shape(op):
     return shape
 
 
+# A sum with several consumers, at least this big, is computed once (fusion_barrier.py):
+# gradient aggregation's sums, which the next layer's sum builds on, were otherwise
+# re-added inside every consumer. Smaller ones cost less to recompute than a kernel.
+_SHARED_SUM_ELEMENTS = 1 << 16
+
+
+def _add_n_lower(*xs):
+    total = builtins.sum(xs[1:], xs[0])
+    op = effects.current_op()
+    if (op is not None and len(op.outputs[0].consumers()) > 1
+            and np.size(total) >= _SHARED_SUM_ELEMENTS):
+        return fusion_barrier.materialize(total)
+    return total
+
+
 register(OpDef("AddN", inputs=("inputs: N * T",), outputs=("sum: T",),
-               attrs={"T": _d.NUMBERS}, shape=_add_n_shape,
-               lower=lambda *xs: builtins.sum(xs[1:], xs[0])))
+               attrs={"T": _d.NUMBERS}, shape=_add_n_shape, lower=_add_n_lower))
 
 
 def add_n(inputs, name=None):
