@@ -135,3 +135,12 @@ def test_a_kernel_is_loaded_once_whichever_thread_asks_first():
     for t in threads:
         t.join()
     assert once.library() == "lib" and once.reason() is None and len(calls) == 1
+
+
+def test_a_failed_build_says_why_and_leaves_no_partial_library(tmp_path, monkeypatch):
+    monkeypatch.setenv("TENSORFLUX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TENSORFLUX_COMPILATION_CACHE", "1")
+    monkeypatch.setenv("CXX", "false")  # a "compiler" that always fails
+    path, reason = build.build("fusion_barrier", fusion_barrier.SOURCE, "the fusion barrier")
+    assert path is None and reason.startswith(f"building {fusion_barrier.SOURCE} failed")
+    assert not [p for p in tmp_path.rglob("*.so")]

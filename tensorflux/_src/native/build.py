@@ -13,6 +13,7 @@ keeps its pure-XLA path.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import shutil
@@ -75,9 +76,27 @@ def build(stem, source, what, link=()):
             return None, f"building {source} failed:\n{done.stderr[-2000:]}"
         os.replace(partial, target)
         return target, None
+    except OSError as exc:  # the compiler could not be run
+        return None, f"building {source} failed: {exc}"
     finally:
         if os.path.exists(partial):
             os.remove(partial)
+
+
+def register(path, what, target, handler, setup=None):
+    """Loads the built library at `path` and registers its FFI `handler` symbol as the
+    XLA:CPU custom-call target `target`: (library, None), or (None, why not). `setup`
+    (library) runs first, to declare other entry points."""
+    try:
+        lib = ctypes.CDLL(path)  # fails when a library it links is missing, for one
+        if setup is not None:
+            setup(lib)
+        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(lib, handler)),
+                                    platform="cpu")
+    except (OSError, RuntimeError, AttributeError) as exc:
+        # A kernel that cannot be loaded only loses what it offers.
+        return None, f"{what} could not be loaded: {exc}"
+    return lib, None
 
 
 class Once:
@@ -95,6 +114,9 @@ class Once:
                 if self._result is None:
                     self._result = self._load()
         return self._result[0]
+
+    def available(self) -> bool:
+        return self.library() is not None
 
     def reason(self):
         self.library()

@@ -22,7 +22,6 @@ other platforms the primitive lowers to nothing.
 
 from __future__ import annotations
 
-import ctypes
 import os
 
 import jax
@@ -39,16 +38,10 @@ SOURCE = os.path.join(os.path.dirname(__file__), "fusion_barrier.cc")
 def _load():
     if env_switch.is_off("TENSORFLUX_FUSION_BARRIER"):
         return None, "turned off by TENSORFLUX_FUSION_BARRIER"
-    try:
-        path, reason = build.build("fusion_barrier", SOURCE, "the fusion barrier")
-        if path is None:
-            return None, reason
-        lib = ctypes.CDLL(path)
-        jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(lib.TfxFusionBarrier),
-                                    platform="cpu")
-    except (OSError, RuntimeError, AttributeError) as exc:
-        return None, f"the fusion barrier could not be loaded: {exc}"
-    return lib, None
+    path, reason = build.build("fusion_barrier", SOURCE, "the fusion barrier")
+    if path is None:
+        return None, reason
+    return build.register(path, "the fusion barrier", TARGET, "TfxFusionBarrier")
 
 
 _loaded = build.Once(_load)
@@ -56,7 +49,7 @@ _loaded = build.Once(_load)
 
 def available() -> bool:
     """Whether the FFI target is registered (building and loading it the first time)."""
-    return _loaded.library() is not None
+    return _loaded.available()
 
 
 def unavailable_reason():

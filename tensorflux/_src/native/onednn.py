@@ -16,8 +16,6 @@ import site
 import sys
 import sysconfig
 
-import jax
-
 from tensorflux._src.native import build
 from tensorflux._src.platform import env_switch
 
@@ -55,18 +53,15 @@ def _load():
     if library is None:
         return None, (f"{LIBRARY} not found: `pip install onednn-cpu-gomp` (x86-64 Linux) "
                       "or set TENSORFLUX_ONEDNN_LIBRARY")
-    try:
-        path, reason = _build(library)
-        if path is None:
-            return None, reason
-        lib = ctypes.CDLL(path)  # fails without the system's libgomp, for one
-        lib.tfx_onednn_conv_plan.restype = ctypes.c_int
-        jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(lib.TfxOnednnConv),
-                                    platform="cpu")
-    except (OSError, RuntimeError, AttributeError) as exc:
-        # A kernel that cannot be built or loaded only loses the alternative.
-        return None, f"the oneDNN convolution kernel could not be loaded: {exc}"
-    return lib, None
+    path, reason = _build(library)
+    if path is None:
+        return None, reason
+    return build.register(path, "the oneDNN convolution kernel", TARGET, "TfxOnednnConv",
+                          setup=_declare)
+
+
+def _declare(lib):
+    lib.tfx_onednn_conv_plan.restype = ctypes.c_int
 
 
 _loaded = build.Once(_load)
@@ -74,7 +69,7 @@ _loaded = build.Once(_load)
 
 def available() -> bool:
     """Whether the FFI target is registered (building and loading it the first time)."""
-    return _loaded.library() is not None
+    return _loaded.available()
 
 
 def unavailable_reason():
