@@ -260,3 +260,42 @@ def test_manifest_is_kept_per_toolchain(monkeypatch, tmp_path):
         assert prefetched == ["entry-before"]  # once, under its own toolchain only
     finally:
         persistent._prefetched.pop("entry-before", None)
+
+
+# A step whose AddN goes behind the fusion barrier (native/fusion_barrier.py): a second
+# process loads its stored executable without tracing, so without lowering AddN.
+BARRIER_CHILD = r"""
+import json
+import numpy as np
+import tensorflux as tf
+from tensorflux._src.compiler import persistent
+
+v = tf.Variable(np.linspace(-1, 1, 300 * 300, dtype=np.float32).reshape(300, 300))
+total = tf.add_n([v, v * 2.0, tf.sin(v)])  # several consumers, 90,000 elements
+step = tf.assign(v, total * 0.5 + tf.reduce_mean(total, axis=0))
+with tf.Session() as sess:
+    sess.run(v.initializer)
+    values = [sess.run(step)[:2, :3].tolist() for _ in range(3)]
+    loaded = [c.jitted.loaded for e in sess._executables.values() for c in e.clusters
+              if isinstance(c.jitted, persistent.Persistent)
+              and any(op.type == "AddN" for op in c.ops)]
+print(json.dumps({"values": values, "loaded": loaded}))
+"""
+
+
+def test_a_stored_step_with_a_fusion_barrier_loads_in_a_new_process(tmp_path):
+    from tensorflux._src.native import fusion_barrier
+    if not fusion_barrier.available():
+        pytest.skip(fusion_barrier.unavailable_reason())
+    cache = tmp_path / "cache"
+    first, _ = _run({"TENSORFLUX_CACHE_DIR": str(cache)}, tmp_path, BARRIER_CHILD)
+    second, _ = _run({"TENSORFLUX_CACHE_DIR": str(cache)}, tmp_path, BARRIER_CHILD)
+    assert first["loaded"] == [False] and second["loaded"] == [True]
+    v = np.linspace(-1, 1, 300 * 300, dtype=np.float64).reshape(300, 300)
+    expected = []
+    for _ in range(3):
+        total = v + v * 2.0 + np.sin(v)
+        v = total * 0.5 + total.mean(axis=0)
+        expected.append(v[:2, :3])
+    np.testing.assert_allclose(second["values"], expected, rtol=1e-5)
+    np.testing.assert_allclose(first["values"], expected, rtol=1e-5)

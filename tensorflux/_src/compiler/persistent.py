@@ -42,7 +42,7 @@ from jax.experimental.compilation_cache import compilation_cache as cc
 
 from tensorflux._src.compiler import compile_cache, graph_key
 from tensorflux._src.framework import errors
-from tensorflux._src.native import onednn
+from tensorflux._src.native import fusion_barrier, onednn
 from tensorflux._src.platform import gfile
 
 # JAX persistent-cache hits so far in this process. An executable JAX deserialized from
@@ -78,6 +78,10 @@ def _path(name, suffix=".bin"):
     return os.path.join(root, "executables", name + suffix) if root else None
 
 
+# The native FFI kernels a stored executable may call.
+_NATIVE_KERNELS = (onednn, fusion_barrier)
+
+
 def load(key, device):
     """The executable stored under `key`, loaded on `device`; None if there is none or
     it cannot be read (it is then compiled and stored again)."""
@@ -87,8 +91,9 @@ def load(key, device):
     try:
         with open(path, "rb") as f:
             payload, in_tree, out_tree = pickle.load(f)
-        if onednn.TARGET.encode() in payload and not onednn.available():
-            return None  # its oneDNN kernel is gone: compile without it
+        for kernel in _NATIVE_KERNELS:  # registered before XLA looks for its handler
+            if kernel.TARGET.encode() in payload and not kernel.available():
+                return None  # the kernel is gone: compile without it
         return serialize_executable.deserialize_and_load(
             payload, in_tree, out_tree, backend=device.client, execution_devices=[device])
     except Exception:  # noqa: BLE001 - a truncated or foreign entry is only a miss

@@ -9,7 +9,7 @@ connections is one: each layer's is the next layer's plus that layer's own terms
 kernels re-add every term above them, so the work grows with the square of the depth.
 In the zoo's 12-layer transformer_lm training step (benchmarks: `tensorflux bench
 --model transformer_lm`), the fusions holding that chain took 70 ms; behind barriers,
-23 ms, and the step went from 1099-1144 to 1068-1106 ms (four alternating process
+23 ms, and the step went from 1092-1124 to 1040-1082 ms (four alternating process
 pairs, every one faster).
 
 `jax.lax.optimization_barrier` does not stop it: XLA:CPU removes such barriers before it
