@@ -49,7 +49,7 @@ def _run(build, mode="onednn"):
     oneDNN calls its lowering made."""
     calls = []
     originals = {k: getattr(conv_onednn, k) for k in
-                 ("forward", "backprop_input", "backprop_filter")}
+                 ("forward", "backprop_input", "backprop_filter", "backprop_pair")}
 
     def spy(name):
         def call(*args, **kwargs):
@@ -65,9 +65,19 @@ def _run(build, mode="onednn"):
             fetches, feeds = build()
             config = compiler_options_config({conv_lowering.CONV2D: mode})
             with tf.Session(config=config) as sess:
+                sess.run(tf.global_variables_initializer())
                 return sess.run(fetches, feeds), calls
     finally:
         mp.undo()
+
+
+def _through_onednn(ops):
+    """The calls the lowerings make for `ops`: a layer's two backprops are one paired
+    call where the kernel runs them side by side (two OpenMP threads)."""
+    ops = sorted(ops)
+    if conv_onednn.pairs() and {"backprop_filter", "backprop_input"} <= set(ops):
+        ops = sorted([o for o in ops if not o.startswith("backprop")] + ["backprop_pair"])
+    return ops
 
 
 def _assert_backprops(got_dx, got_dw, x, w, dy, strides, padding, dilations=None):
@@ -100,7 +110,7 @@ def test_the_session_calls_onednn_and_matches_numpy(case):
                                              dilations=dl)], {px: x, pw: w, pdy: dy}
 
     (got_y, got_dx, got_dw), calls = _run(build)
-    assert sorted(calls) == through_onednn
+    assert sorted(calls) == _through_onednn(through_onednn)
     np.testing.assert_allclose(got_y, y, rtol=1e-4, atol=1e-4)
     _assert_backprops(got_dx, got_dw, x, w, dy, strides, padding, dilations)
 
@@ -120,8 +130,102 @@ def test_training_step_gradients_match_numpy():
         return tf.gradients(loss, [px, pw]), {px: x, pw: w}
 
     (gx, gw), calls = _run(build)
-    assert sorted(calls) == ["backprop_filter", "backprop_input"]  # y itself is not needed
+    # y itself is not needed
+    assert sorted(calls) == _through_onednn(["backprop_filter", "backprop_input"])
     _assert_backprops(gx, gw, x, w, v, (1, 1), "SAME")
+
+
+@needs_onednn
+def test_a_layers_two_gradients_are_paired_only_when_both_run():
+    """Two conv layers on variables (read through Identity ops, as TF1's tf.Variable):
+    the second layer's dx and dw go into one call, the first layer has only dw (its
+    input is fed); fetching the second layer's dw alone leaves it on its own."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (3, 8, 8, 3)).astype(np.float32)
+    w1 = rng.uniform(-1, 1, (3, 3, 3, 6)).astype(np.float32)
+    w2 = rng.uniform(-1, 1, (3, 3, 6, 4)).astype(np.float32)
+    v = rng.uniform(-1, 1, (3, 8, 8, 4)).astype(np.float32)
+
+    def build(fetch_all=True):
+        px = tf.placeholder(tf.float32, x.shape)
+        k1, k2 = tf.Variable(w1), tf.Variable(w2)
+        h = tf.nn.conv2d(px, k1, [1, 1, 1, 1], "SAME")
+        loss = tf.reduce_sum(v * tf.nn.conv2d(h, k2, [1, 1, 1, 1], "SAME"))
+        grads = tf.gradients(loss, [k1, k2])
+        return grads if fetch_all else grads[1], {px: x}
+
+    (g1, g2), calls = _run(build)
+    assert sorted(calls) == sorted(["forward"] + _through_onednn(
+        ["backprop_filter", "backprop_input"]) + ["backprop_filter"])
+    h = np_conv(x, w1, (1, 1), "SAME", None, "NHWC")
+    dh = np_conv_backprop_input(h.shape, w2, v, (1, 1), "SAME", None, "NHWC")
+    np.testing.assert_allclose(
+        g2, np_conv_backprop_filter(h, w2.shape, v, (1, 1), "SAME", None, "NHWC"),
+        rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(
+        g1, np_conv_backprop_filter(x, w1.shape, dh, (1, 1), "SAME", None, "NHWC"),
+        rtol=1e-4, atol=1e-3)
+
+    g2_alone, calls = _run(lambda: build(fetch_all=False))
+    assert sorted(calls) == ["backprop_filter", "forward"]
+    np.testing.assert_allclose(g2_alone, g2, rtol=1e-5, atol=1e-5)
+
+
+@needs_onednn
+def test_the_paired_call_matches_numpy_and_differentiates_as_convolutions():
+    rng = np.random.default_rng(6)
+    x_shape, w_shape, strides, padding = (2, 7, 7, 3), (3, 3, 3, 4), (2, 2), "SAME"
+    x = rng.uniform(-1, 1, x_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+    window, out = _window(x_shape, w_shape, strides, padding, (1, 1))
+    dy = rng.uniform(-1, 1, (2, *out, 4)).astype(np.float32)
+    kwargs = dict(out=out, data_format="NHWC", **window)
+
+    pair = jax.jit(lambda x_, w_, dy_: conv_onednn.backprop_pair(x_, w_, dy_, **kwargs))
+    assert onednn.PAIR_TARGET in pair.lower(x, w, dy).as_text()
+    _assert_backprops(*pair(x, w, dy), x, w, dy, strides, padding)
+
+    # d/dw sum(dx^2) = backprop_filter(2 dx, dy); d/dx sum(dw * c) = backprop_input(c, dy)
+    c = rng.uniform(-1, 1, w_shape).astype(np.float32)
+
+    def objective(x_, w_):
+        dx, dw = conv_onednn.backprop_pair(x_, w_, dy, **kwargs)
+        return (dx ** 2).sum() + (dw * c).sum()
+
+    gx, gw = jax.grad(objective, argnums=(0, 1))(x, w)
+    dx = np_conv_backprop_input(x_shape, w, dy, strides, padding, None, "NHWC")
+    np.testing.assert_allclose(
+        gw, np_conv_backprop_filter(2 * dx, w_shape, dy, strides, padding, None, "NHWC"),
+        rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(
+        gx, np_conv_backprop_input(x_shape, c, dy, strides, padding, None, "NHWC"),
+        rtol=1e-4, atol=1e-3)
+
+
+@needs_onednn
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_the_paired_call_is_right_with_any_thread_count(threads):
+    """Side by side with OpenMP's two threads, in turn with any other count (nested
+    parallel regions in oneDNN gave wrong filter gradients with 3 and more)."""
+    code = """
+import numpy as np, jax
+from tensorflux._src.native import onednn
+from tensorflux._src.ops.nn import conv_defs, conv_onednn
+from tests.ops.cases_conv import np_conv_backprop_filter, np_conv_backprop_input
+rng = np.random.default_rng(7)
+xs, ws = (4, 12, 12, 16), (3, 3, 16, 24)
+window, out = conv_defs._shifted_window(xs, ws, [1, 1, 1, 1], "SAME", (), "NHWC", [1] * 4)
+x = rng.uniform(-1, 1, xs).astype(np.float32)
+w = rng.uniform(-1, 1, ws).astype(np.float32)
+dy = rng.uniform(-1, 1, (4, *out, 24)).astype(np.float32)
+dx, dw = jax.jit(lambda *a: conv_onednn.backprop_pair(*a, out=out, data_format="NHWC",
+                                                      **window))(x, w, dy)
+ex = np.abs(dx - np_conv_backprop_input(xs, w, dy, (1, 1), "SAME", None, "NHWC")).max()
+ew = np.abs(dw - np_conv_backprop_filter(x, ws, dy, (1, 1), "SAME", None, "NHWC")).max()
+print(onednn.pairs(), ex < 1e-3 and ew < 1e-3)
+"""
+    got = _fresh_process({"OMP_NUM_THREADS": threads, "PYTHONPATH": os.getcwd()}, code)
+    assert got == f"{threads == '2'} True"
 
 
 @needs_onednn

@@ -25,6 +25,7 @@ from tensorflux._src.compiler import (
     effects,
     functional,
     graph_key,
+    handoff,
     lowering,
     options,
     persistent,
@@ -434,7 +435,15 @@ def _graph_function(ops, exports, inputs, const_args, static, canonical, plan, r
         key_rows = args[n_inputs + n_starts] if random_ops else None
         env.update(zip(const_args, args[n_inputs + n_starts + n_keys:]))
         written = {}  # (writer op, variable) -> value
-        with effects.collecting(collector), functional.trace_scope(ops):
+
+        def computed_inputs(op):  # for handoff.later_inputs: no variable reads
+            if any((op, i) in plan.reads or t.dtype._is_ref_dtype
+                   for i, t in enumerate(op.inputs)):
+                return None
+            return [env.get(canonical.get(t, t)) for t in op.inputs]
+
+        with (effects.collecting(collector), functional.trace_scope(ops),
+              handoff.scope(ops, computed_inputs)):
             for op in ops:
                 op_def = op.op_def
                 if op_def.is_variable:

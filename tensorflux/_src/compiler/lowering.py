@@ -11,7 +11,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from tensorflux._src.compiler import effects
+from tensorflux._src.compiler import effects, handoff
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 
@@ -109,7 +109,11 @@ def fold_op(op, inputs, max_elements=FOLD_MAX_ELEMENTS):
 
 
 def lower_op(op, inputs):
-    """Lowers `op` inside a JAX trace; folds it instead when its inputs are static."""
+    """Lowers `op` inside a JAX trace; folds it instead when its inputs are static. An
+    op whose outputs an earlier op's lowering computed (handoff.py) takes those."""
+    handed = handoff.take(op)
+    if handed is not None:
+        return _check_outputs(op, handed)
     if can_fold(op, inputs):
         folded = fold_op(op, inputs)
         if folded is not None:

@@ -83,16 +83,17 @@ def build(stem, source, what, link=()):
             os.remove(partial)
 
 
-def register(path, what, target, handler, setup=None):
-    """Loads the built library at `path` and registers its FFI `handler` symbol as the
-    XLA:CPU custom-call target `target`: (library, None), or (None, why not). `setup`
-    (library) runs first, to declare other entry points."""
+def register(path, what, handlers, setup=None):
+    """Loads the built library at `path` and registers each of its FFI handler symbols
+    as an XLA:CPU custom-call target (`handlers`: {target: symbol}): (library, None), or
+    (None, why not). `setup` (library) runs first, to declare other entry points."""
     try:
         lib = ctypes.CDLL(path)  # fails when a library it links is missing, for one
         if setup is not None:
             setup(lib)
-        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(lib, handler)),
-                                    platform="cpu")
+        for target, symbol in handlers.items():
+            jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(lib, symbol)),
+                                        platform="cpu")
     except (OSError, RuntimeError, AttributeError) as exc:
         # A kernel that cannot be loaded only loses what it offers.
         return None, f"{what} could not be loaded: {exc}"

@@ -41,7 +41,7 @@ def _load():
     path, reason = build.build("fusion_barrier", SOURCE, "the fusion barrier")
     if path is None:
         return None, reason
-    return build.register(path, "the fusion barrier", TARGET, "TfxFusionBarrier")
+    return build.register(path, "the fusion barrier", {TARGET: "TfxFusionBarrier"})
 
 
 _loaded = build.Once(_load)

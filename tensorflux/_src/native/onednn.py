@@ -20,6 +20,7 @@ from tensorflux._src.native import build
 from tensorflux._src.platform import env_switch
 
 TARGET = "tensorflux_onednn_conv"
+PAIR_TARGET = "tensorflux_onednn_conv_pair"  # a layer's dx and dw in one call
 SOURCE = os.path.join(os.path.dirname(__file__), "onednn_conv.cc")
 LIBRARY = "libdnnl.so.3"
 
@@ -41,7 +42,7 @@ def library_path():
 def _build(library):
     """The built shared library's path, or (None, why not)."""
     return build.build("onednn_conv", SOURCE, "the oneDNN convolution kernel",
-                       link=[library, f"-Wl,-rpath,{os.path.dirname(library)}"])
+                       link=["-fopenmp", library, f"-Wl,-rpath,{os.path.dirname(library)}"])
 
 
 def _load():
@@ -56,12 +57,14 @@ def _load():
     path, reason = _build(library)
     if path is None:
         return None, reason
-    return build.register(path, "the oneDNN convolution kernel", TARGET, "TfxOnednnConv",
+    return build.register(path, "the oneDNN convolution kernel",
+                          {TARGET: "TfxOnednnConv", PAIR_TARGET: "TfxOnednnConvPair"},
                           setup=_declare)
 
 
 def _declare(lib):
     lib.tfx_onednn_conv_plan.restype = ctypes.c_int
+    lib.tfx_onednn_conv_pairs.restype = ctypes.c_int
 
 
 _loaded = build.Once(_load)
@@ -74,6 +77,13 @@ def available() -> bool:
 
 def unavailable_reason():
     return _loaded.reason()
+
+
+def pairs() -> bool:
+    """Whether a layer's two gradients run side by side in one call (PAIR_TARGET): with
+    OpenMP's two threads, one each; otherwise that call runs them in turn."""
+    lib = _loaded.library()
+    return lib is not None and bool(lib.tfx_onednn_conv_pairs())
 
 
 def plan(kind, nchw, x, w, y, strides, dilations, pad_l, pad_r):

@@ -26,8 +26,10 @@ own autodiff uses, so they are exact adjoints for every padding, stride and dila
 from __future__ import annotations
 
 import jax
+import numpy as np
 from jax import lax
 
+from tensorflux._src.compiler import effects, handoff
 from tensorflux._src.framework import dtypes as _dtypes
 from tensorflux._src.framework import errors
 from tensorflux._src.framework.tensor_shape import TensorShape
@@ -316,6 +318,65 @@ def _forward(x, w, attrs, depthwise):
     return _conv(x, w, groups=groups, **attrs)
 
 
+# A layer's two gradient ops, each the other's partner in one oneDNN call.
+_PARTNER = {"Conv2DBackpropInput": "Conv2DBackpropFilter",
+            "Conv2DBackpropFilter": "Conv2DBackpropInput"}
+_WINDOW_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations")
+
+
+def _onednn_partner(x_shape, w_shape, out_backprop, attrs):
+    """The layer's other gradient op, when this trace lowers it later from the same
+    out_backprop, window and shapes and it too runs through oneDNN: (that op, x, w),
+    the values the paired call (conv_onednn.backprop_pair) needs. None otherwise."""
+    op = effects.current_op()
+    if op is None or op.type not in _PARTNER or not _dnnl.pairs():
+        return None
+    dy = op.inputs[2]
+    for other in dy.consumers():
+        if (other.type != _PARTNER[op.type] or other.inputs[2] is not dy
+                or any(other._attrs.get(k) != op._attrs.get(k) for k in _WINDOW_ATTRS)):
+            continue
+        values = handoff.later_inputs(other)
+        if values is None or values[2] is not out_backprop:
+            continue
+        # Conv2DBackpropFilter(input, filter_sizes, dy) needs x; ...Input(input_sizes,
+        # filter, dy) needs w. Its sizes input may not be computed yet (a Shape op lowered
+        # just before it); its inferred output shape says what they are.
+        needs_x = other.type == "Conv2DBackpropFilter"
+        value = values[0] if needs_x else values[1]
+        want_out, want_value = (w_shape, x_shape) if needs_x else (x_shape, w_shape)
+        out = other.outputs[0].shape
+        if (value is None or tuple(value.shape) != tuple(want_value)
+                or value.dtype != out_backprop.dtype or not out.is_fully_defined()
+                or tuple(out.as_list()) != tuple(want_out)):
+            continue
+        kind = _dnnl.BACKPROP_FILTER if needs_x else _dnnl.BACKPROP_INPUT
+        if _onednn_window(kind, x_shape, w_shape, out_backprop.dtype, **attrs) is None:
+            continue
+        return (other, value, None) if needs_x else (other, None, value)
+    return None
+
+
+def _onednn_gradient(kind, x_shape, x, w_shape, w, out_backprop, native, attrs):
+    """dx (kind BACKPROP_INPUT) or dw through oneDNN: with its partner op's gradient in
+    one call when there is one (`_onednn_partner`), handing the partner its output."""
+    partner = _onednn_partner(x_shape, w_shape, out_backprop, attrs)
+    if partner is None:
+        if kind == _dnnl.BACKPROP_INPUT:
+            return _dnnl.backprop_input(x_shape, w, out_backprop, **native,
+                                        data_format=attrs["data_format"])
+        return _dnnl.backprop_filter(x, w_shape, out_backprop, **native,
+                                     data_format=attrs["data_format"])
+    other, x_value, w_value = partner
+    x = x if x_value is None else x_value
+    w = w if w_value is None else w_value
+    dx, dw = _dnnl.backprop_pair(x, w, out_backprop, **native,
+                                 data_format=attrs["data_format"])
+    mine, theirs = (dx, dw) if kind == _dnnl.BACKPROP_INPUT else (dw, dx)
+    handoff.hand_over(other, [theirs])
+    return mine
+
+
 def _backprop_input(label, depthwise=False):
     def lower(input_sizes, filter, out_backprop, strides, padding, data_format,  # noqa: A002
               dilations, explicit_paddings=()):
@@ -331,8 +392,8 @@ def _backprop_input(label, depthwise=False):
         native = None if depthwise else _onednn_window(
             _dnnl.BACKPROP_INPUT, x_shape, filter.shape, out_backprop.dtype, **attrs)
         if native is not None:
-            return _dnnl.backprop_input(x_shape, filter, out_backprop, **native,
-                                        data_format=data_format)
+            return _onednn_gradient(_dnnl.BACKPROP_INPUT, x_shape, None, filter.shape, filter,
+                                    out_backprop, native, attrs)
         if not depthwise and _im2col(_nhwc(x_shape, data_format), filter.shape):
             window, _ = _shifted_window(x_shape, filter.shape, **attrs)
             return _cols.backprop_input(x_shape, filter, out_backprop,
@@ -359,8 +420,8 @@ def _backprop_filter(label, depthwise=False):
         native = None if depthwise else _onednn_window(
             _dnnl.BACKPROP_FILTER, input.shape, w_shape, out_backprop.dtype, **attrs)
         if native is not None:
-            return _dnnl.backprop_filter(input, w_shape, out_backprop, **native,
-                                         data_format=data_format)
+            return _onednn_gradient(_dnnl.BACKPROP_FILTER, input.shape, input, w_shape, None,
+                                    out_backprop, native, attrs)
         if not depthwise and _im2col(_nhwc(input.shape, data_format), w_shape):
             window, _ = _shifted_window(input.shape, w_shape, **attrs)
             return _cols.backprop_filter(input, w_shape, out_backprop,

@@ -34,6 +34,12 @@ def available() -> bool:
     return onednn.available()
 
 
+def pairs() -> bool:
+    """Whether a layer's dx and dw are best computed in one call (`backprop_pair`): where
+    the kernel runs the two side by side (native/onednn.py)."""
+    return available() and onednn.pairs()
+
+
 def _spec(x_shape, w_shape, strides, dilations, pads, out, data_format):
     """The hashable description of one convolution: (nchw, x, w, y, strides, dilations,
     pad_l, pad_r) with x and y as N,H,W,C."""
@@ -90,33 +96,62 @@ def _reference(kind, spec):
     return lambda x, dy: jax.linear_transpose(lambda w: conv(x, w), w_spec)(dy)[0]
 
 
-@functools.cache
-def _call(kind, spec):
-    """The FFI call for (kind, spec) as a function of its two operands, differentiable
-    as its XLA reference."""
-    nchw, x_shape, w_shape, y_shape, strides, dilations, pad_l, pad_r = spec
-    out_shape = {FORWARD: _layout(y_shape, nchw), BACKPROP_INPUT: _layout(x_shape, nchw),
-                 BACKPROP_FILTER: w_shape}[kind]
-    ffi = jax.ffi.ffi_call(onednn.TARGET, jax.ShapeDtypeStruct(out_shape, jnp.float32),
-                           vmap_method="sequential")
-    attrs = {"kind": np.int64(kind), "nchw": np.int64(nchw),
-             **{name: np.asarray(value, np.int64) for name, value in
-                (("strides", strides), ("dilations", dilations), ("pad_l", pad_l),
-                 ("pad_r", pad_r))}}
-    reference = _reference(kind, spec)
+def _attrs(spec):
+    """The FFI call's attributes for `spec` (the convolution's window and layout)."""
+    nchw, _, _, _, strides, dilations, pad_l, pad_r = spec
+    return {"nchw": np.int64(nchw),
+            **{name: np.asarray(value, np.int64) for name, value in
+               (("strides", strides), ("dilations", dilations), ("pad_l", pad_l),
+                ("pad_r", pad_r))}}
 
+
+def _ffi_call(target, results):
+    """jax's FFI call of `target`, the kernel built and registered first."""
+    if not available():
+        raise RuntimeError(f"oneDNN's convolution kernel is unavailable: "
+                           f"{onednn.unavailable_reason()}")
+    return jax.ffi.ffi_call(target, results, vmap_method="sequential")
+
+
+def _differentiable(fn, reference):
+    """`fn` (an FFI call), differentiable as `reference`, the XLA computation it
+    replaces, so higher-order gradients stay exact."""
     @jax.custom_vjp
-    def call(a, b):
-        return ffi(a, b, **attrs)
+    def call(*operands):
+        return fn(*operands)
 
-    def call_fwd(a, b):
-        return call(a, b), (a, b)
+    def call_fwd(*operands):
+        return call(*operands), operands
 
     def call_bwd(operands, g):
         return jax.vjp(reference, *operands)[1](g)
 
     call.defvjp(call_fwd, call_bwd)
     return call
+
+
+@functools.cache
+def _call(kind, spec):
+    """The FFI call for (kind, spec) as a function of its two operands."""
+    nchw, x_shape, w_shape, y_shape = spec[:4]
+    out_shape = {FORWARD: _layout(y_shape, nchw), BACKPROP_INPUT: _layout(x_shape, nchw),
+                 BACKPROP_FILTER: w_shape}[kind]
+    ffi = _ffi_call(onednn.TARGET, jax.ShapeDtypeStruct(out_shape, jnp.float32))
+    attrs = {"kind": np.int64(kind), **_attrs(spec)}
+    return _differentiable(lambda a, b: ffi(a, b, **attrs), _reference(kind, spec))
+
+
+@functools.cache
+def _pair_call(spec):
+    """The paired FFI call for `spec`: (w, dy, x) -> (dx, dw)."""
+    nchw, x_shape, w_shape = spec[:3]
+    ffi = _ffi_call(onednn.PAIR_TARGET,
+                    (jax.ShapeDtypeStruct(_layout(x_shape, nchw), jnp.float32),
+                     jax.ShapeDtypeStruct(w_shape, jnp.float32)))
+    attrs = _attrs(spec)
+    dx, dw = _reference(BACKPROP_INPUT, spec), _reference(BACKPROP_FILTER, spec)
+    return _differentiable(lambda w, dy, x: ffi(w, dy, x, **attrs),
+                           lambda w, dy, x: (dx(w, dy), dw(x, dy)))
 
 
 def forward(x, w, strides, dilations, pads, out, data_format):
@@ -135,3 +170,11 @@ def backprop_filter(x, w_shape, dy, strides, dilations, pads, out, data_format):
     """dw of forward() at filter shape `w_shape` [kh, kw, C, O]."""
     return _call(BACKPROP_FILTER, _spec(x.shape, w_shape, strides, dilations, pads, out,
                                         data_format))(x, dy)
+
+
+def backprop_pair(x, w, dy, strides, dilations, pads, out, data_format):
+    """(dx, dw) of forward() at input `x` and filter `w`, in one call that runs the two
+    kernels side by side (onednn_conv.cc, ConvPair). Both must be `usable`."""
+    return _pair_call(_spec(x.shape, w.shape, strides, dilations, pads, out,
+                            data_format))(w, dy, x)
+
