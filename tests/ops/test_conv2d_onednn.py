@@ -71,6 +71,21 @@ def _run(build, mode="onednn"):
         mp.undo()
 
 
+# x, filter, strides, padding of a strided layer, for the tests that call the kernels
+STRIDED = ((2, 7, 7, 3), (3, 3, 3, 4), (2, 2), "SAME")
+
+
+def _strided_problem(seed):
+    """(rng, x, w, dy, the kernels' window kwargs) for STRIDED, drawn from `seed`."""
+    rng = np.random.default_rng(seed)
+    x_shape, w_shape, strides, padding = STRIDED
+    x = rng.uniform(-1, 1, x_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+    window, out = _window(x_shape, w_shape, strides, padding, (1, 1))
+    dy = rng.uniform(-1, 1, (x_shape[0], *out, w_shape[3])).astype(np.float32)
+    return rng, x, w, dy, dict(out=out, data_format="NHWC", **window)
+
+
 def _through_onednn(ops):
     """The calls the lowerings make for `ops`: a layer's two backprops are one paired
     call where the kernel runs them side by side (two OpenMP threads)."""
@@ -173,13 +188,8 @@ def test_a_layers_two_gradients_are_paired_only_when_both_run():
 
 @needs_onednn
 def test_the_paired_call_matches_numpy_and_differentiates_as_convolutions():
-    rng = np.random.default_rng(6)
-    x_shape, w_shape, strides, padding = (2, 7, 7, 3), (3, 3, 3, 4), (2, 2), "SAME"
-    x = rng.uniform(-1, 1, x_shape).astype(np.float32)
-    w = rng.uniform(-1, 1, w_shape).astype(np.float32)
-    window, out = _window(x_shape, w_shape, strides, padding, (1, 1))
-    dy = rng.uniform(-1, 1, (2, *out, 4)).astype(np.float32)
-    kwargs = dict(out=out, data_format="NHWC", **window)
+    rng, x, w, dy, kwargs = _strided_problem(6)
+    x_shape, w_shape, strides, padding = x.shape, w.shape, STRIDED[2], STRIDED[3]
 
     pair = jax.jit(lambda x_, w_, dy_: conv_onednn.backprop_pair(x_, w_, dy_, **kwargs))
     assert onednn.PAIR_TARGET in pair.lower(x, w, dy).as_text()
@@ -232,16 +242,11 @@ print(onednn.pairs(), ex < 1e-3 and ew < 1e-3)
 def test_jax_differentiates_the_calls_as_convolutions():
     """Inside a function body the compiler differentiates lowerings with jax.vjp: each
     oneDNN call's VJP is its convolution's (first and second order, against NumPy)."""
-    rng = np.random.default_rng(3)
-    x_shape, w_shape, strides, padding = (2, 7, 7, 3), (3, 3, 3, 4), (2, 2), "SAME"
-    x = rng.uniform(-1, 1, x_shape).astype(np.float32)
-    w = rng.uniform(-1, 1, w_shape).astype(np.float32)
-    window, out = _window(x_shape, w_shape, strides, padding, (1, 1))
-    v = rng.uniform(-1, 1, (2, *out, 4)).astype(np.float32)
+    _, x, w, v, kwargs = _strided_problem(3)
+    x_shape, w_shape, strides, padding = x.shape, w.shape, STRIDED[2], STRIDED[3]
 
     def loss(x_, w_):
-        y = conv_onednn.forward(x_, w_, out=out, data_format="NHWC", **window)
-        return (v * y).sum()
+        return (v * conv_onednn.forward(x_, w_, **kwargs)).sum()
 
     text = jax.jit(loss).lower(x, w).as_text()
     assert onednn.TARGET in text
@@ -249,9 +254,7 @@ def test_jax_differentiates_the_calls_as_convolutions():
 
     # second order: sum(dx^2) with dx = backprop_input(w, v) has d/dw = backprop_filter(2 dx, v)
     def dx_norm(w_):
-        dx = conv_onednn.backprop_input(x_shape, w_, v, out=out, data_format="NHWC",
-                                        **window)
-        return (dx ** 2).sum()
+        return (conv_onednn.backprop_input(x_shape, w_, v, **kwargs) ** 2).sum()
 
     dx = np_conv_backprop_input(x_shape, w, v, strides, padding, None, "NHWC")
     want = np_conv_backprop_filter(2 * dx, w_shape, v, strides, padding, None, "NHWC")

@@ -26,7 +26,6 @@ own autodiff uses, so they are exact adjoints for every padding, stride and dila
 from __future__ import annotations
 
 import jax
-import numpy as np
 from jax import lax
 
 from tensorflux._src.compiler import effects, handoff
