@@ -429,8 +429,12 @@ ffi::Error ConvPair(ffi::AnyBuffer w, ffi::AnyBuffer dy, ffi::AnyBuffer x,
   GetPlan(dx_spec), GetPlan(dw_spec);  // built before the threads split
   ffi::Error errors[2];
 #pragma omp parallel num_threads(kPairThreads)
-  errors[omp_get_thread_num()] =
-      omp_get_thread_num() == 0 ? run_dx(dx_spec) : run_dw(dw_spec);
+  {
+    // A team of one (OpenMP may give fewer threads than asked) runs both in turn.
+    int me = omp_get_thread_num(), team = omp_get_num_threads();
+    if (me == 0) errors[0] = run_dx(dx_spec);
+    if (me == 1 || team == 1) errors[1] = run_dw(dw_spec);
+  }
   return Error(std::move(errors[0]), std::move(errors[1]));
 }
 
