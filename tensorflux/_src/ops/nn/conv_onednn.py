@@ -7,7 +7,9 @@ TF's layouts. The autotuner offers this alternative only where the kernel was bu
 shapes (`usable`): float32, ungrouped, and an implementation other than oneDNN's
 reference or GEMM-based fallbacks (those are slower than XLA's convolution, and the
 GEMM-based filter gradient of oneDNN 3.2 was seen to deadlock in nested OpenMP). Other
-ops keep XLA's convolution.
+ops keep XLA's convolution. A layer's two backprop ops can also be one call,
+`backprop_pair`, that runs them side by side where OpenMP has two threads (`pairs`;
+conv_defs pairs them, through compiler/handoff.py).
 
 Under JAX's own differentiation (a function body's gradient, compiler/functional.py)
 each call differentiates as the XLA convolution it replaces (`jax.custom_vjp`), so
