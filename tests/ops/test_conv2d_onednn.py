@@ -234,7 +234,8 @@ ex = np.abs(dx - np_conv_backprop_input(xs, w, dy, (1, 1), "SAME", None, "NHWC")
 ew = np.abs(dw - np_conv_backprop_filter(x, ws, dy, (1, 1), "SAME", None, "NHWC")).max()
 print(onednn.pairs(), ex < 1e-3 and ew < 1e-3)
 """
-    got = _fresh_process({"OMP_NUM_THREADS": threads, "PYTHONPATH": os.getcwd()}, code)
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    got = _fresh_process({"OMP_NUM_THREADS": threads, "PYTHONPATH": repo}, code)
     assert got == f"{threads == '2'} True"
 
 
