@@ -78,8 +78,9 @@ def _path(name, suffix=".bin"):
     return os.path.join(root, "executables", name + suffix) if root else None
 
 
-# The native FFI kernels a stored executable may call.
-_NATIVE_KERNELS = (onednn, fusion_barrier)
+# The native FFI kernels a stored executable may call, with the targets each registers.
+_NATIVE_KERNELS = ((onednn, (onednn.TARGET, onednn.PAIR_TARGET)),
+                   (fusion_barrier, (fusion_barrier.TARGET,)))
 
 
 def load(key, device):
@@ -91,8 +92,8 @@ def load(key, device):
     try:
         with open(path, "rb") as f:
             payload, in_tree, out_tree = pickle.load(f)
-        for kernel in _NATIVE_KERNELS:  # registered before XLA looks for its handler
-            if kernel.TARGET.encode() in payload and not kernel.available():
+        for kernel, targets in _NATIVE_KERNELS:  # registered before XLA looks for them
+            if any(t.encode() in payload for t in targets) and not kernel.available():
                 return None  # the kernel is gone: compile without it
         return serialize_executable.deserialize_and_load(
             payload, in_tree, out_tree, backend=device.client, execution_devices=[device])

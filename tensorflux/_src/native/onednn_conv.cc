@@ -388,7 +388,7 @@ ffi::Error Conv(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::Result<ffi::AnyBuffer> 
 }
 
 // The first failure of two calls, or success.
-ffi::Error Error(ffi::Error first, ffi::Error second) {
+ffi::Error FirstFailure(ffi::Error first, ffi::Error second) {
   return first.failure() ? std::move(first) : std::move(second);
 }
 
@@ -424,7 +424,7 @@ ffi::Error ConvPair(ffi::AnyBuffer w, ffi::AnyBuffer dy, ffi::AnyBuffer x,
   auto run_dw = [&](const ConvSpec& spec) {
     return Run(*GetPlan(spec), x.untyped_data(), dy.untyped_data(), dw->untyped_data());
   };
-  if (omp_get_max_threads() != kPairThreads) return Error(run_dx(dx_spec), run_dw(dw_spec));
+  if (omp_get_max_threads() != kPairThreads) return FirstFailure(run_dx(dx_spec), run_dw(dw_spec));
   dx_spec.threads = dw_spec.threads = 1;
   GetPlan(dx_spec), GetPlan(dw_spec);  // built before the threads split
   ffi::Error errors[2];
@@ -435,7 +435,7 @@ ffi::Error ConvPair(ffi::AnyBuffer w, ffi::AnyBuffer dy, ffi::AnyBuffer x,
     if (me == 0) errors[0] = run_dx(dx_spec);
     if (me == 1 || team == 1) errors[1] = run_dw(dw_spec);
   }
-  return Error(std::move(errors[0]), std::move(errors[1]));
+  return FirstFailure(std::move(errors[0]), std::move(errors[1]));
 }
 
 }  // namespace

@@ -325,8 +325,9 @@ _WINDOW_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dila
 
 def _onednn_partner(x_shape, w_shape, out_backprop, attrs):
     """The layer's other gradient op, when this trace lowers it later from the same
-    out_backprop, window and shapes and it too runs through oneDNN: (that op, x, w),
-    the values the paired call (conv_onednn.backprop_pair) needs. None otherwise."""
+    out_backprop, window and shapes and it too runs through oneDNN: (that op, the
+    operand only it has: x for a filter gradient, w for an input gradient), what the
+    paired call (conv_onednn.backprop_pair) needs. None otherwise."""
     op = effects.current_op()
     if op is None or op.type not in _PARTNER or not _dnnl.pairs():
         return None
@@ -352,7 +353,7 @@ def _onednn_partner(x_shape, w_shape, out_backprop, attrs):
         kind = _dnnl.BACKPROP_FILTER if needs_x else _dnnl.BACKPROP_INPUT
         if _onednn_window(kind, x_shape, w_shape, out_backprop.dtype, **attrs) is None:
             continue
-        return (other, value, None) if needs_x else (other, None, value)
+        return other, value
     return None
 
 
@@ -366,9 +367,11 @@ def _onednn_gradient(kind, x_shape, x, w_shape, w, out_backprop, native, attrs):
                                         data_format=attrs["data_format"])
         return _dnnl.backprop_filter(x, w_shape, out_backprop, **native,
                                      data_format=attrs["data_format"])
-    other, x_value, w_value = partner
-    x = x if x_value is None else x_value
-    w = w if w_value is None else w_value
+    other, value = partner
+    if kind == _dnnl.BACKPROP_INPUT:
+        x = value
+    else:
+        w = value
     dx, dw = _dnnl.backprop_pair(x, w, out_backprop, **native,
                                  data_format=attrs["data_format"])
     mine, theirs = (dx, dw) if kind == _dnnl.BACKPROP_INPUT else (dw, dx)

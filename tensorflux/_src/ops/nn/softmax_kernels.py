@@ -52,5 +52,5 @@ def exp_shifted(x):
 
 
 def softmax(x):
-    e = jnp.exp(x - _row_max(x)[..., None])
-    return e / jnp.sum(e, axis=-1, keepdims=True)
+    _, e, total = exp_shifted(x)
+    return e / total
